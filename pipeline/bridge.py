@@ -1,0 +1,318 @@
+"""The one bridge between Spark and the pure replay core.
+
+Spark groups one partition's events; ``applyInArrow`` hands them to
+``replay_partition`` and turns its result back into rows of three gold
+tables (anomalies, epoch_lineage, partition_verdicts), sharing one union
+schema with a ``table`` discriminator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+from replay import ReplayContext, replay_partition
+from replay.findings import Finding
+from replay.result import ReplayResult
+from replay.types import (
+    NO_LEADER_CHANGE,
+    RECOVERED,
+    RECOVERY_NO_CHANGE,
+    BrokerFencing,
+    BrokerRegistration,
+    EpochAnswer,
+    Event,
+    FetchAnswer,
+    FollowerFetch,
+    Origin,
+    PartitionChangeRecord,
+    PartitionKey,
+    PartitionRecord,
+    ProduceAck,
+    Profile,
+    Source,
+)
+from schemas.tables import ANOMALIES, EPOCH_LINEAGE, PARTITION_VERDICTS
+
+BRIDGED_TABLES = {
+    "anomalies": ANOMALIES,
+    "epoch_lineage": EPOCH_LINEAGE,
+    "partition_verdicts": PARTITION_VERDICTS,
+}
+
+
+def _union_schema() -> StructType:
+    fields: dict[str, StructField] = {"table": StructField("table", StringType(), False)}
+    for schema in BRIDGED_TABLES.values():
+        for f in schema.fields:
+            if f.name == "date":
+                continue
+            known = fields.get(f.name)
+            if known is not None and known.dataType != f.dataType:
+                raise TypeError(f"column {f.name} has two types in the gold tables")
+            fields[f.name] = StructField(f.name, f.dataType, True)
+    return StructType(list(fields.values()))
+
+
+BRIDGE_SCHEMA = _union_schema()
+
+
+@dataclass(frozen=True)
+class BridgeSettings:
+    profile: Profile
+    max_clock_skew_s: float
+    request_log_observers: frozenset[int]
+
+
+# --- rows -> events -----------------------------------------------------------
+
+
+def _ints(value: Iterable[int] | None) -> tuple[int, ...] | None:
+    return None if value is None else tuple(int(v) for v in value)
+
+
+def _origin(row: dict[str, Any]) -> Origin:
+    return Origin(
+        source=Source(row["source_file"], int(row["line_no"])),
+        time=row["event_time"],
+        observer=row["observer"],
+        metadata_offset=row["metadata_offset"],
+        seq=int(row["seq"]),
+    )
+
+
+def _partition_record(row: dict[str, Any]) -> Event:
+    return PartitionRecord(
+        origin=_origin(row),
+        replicas=_ints(row["replicas"]) or (),
+        isr=_ints(row["isr"]) or (),
+        leader=row["leader"],
+        leader_epoch=row["leader_epoch"],
+        partition_epoch=row["partition_epoch"],
+        leader_recovery_state=row["leader_recovery_state"]
+        if row["leader_recovery_state"] is not None
+        else RECOVERED,
+        adding_replicas=_ints(row["adding_replicas"]) or (),
+        removing_replicas=_ints(row["removing_replicas"]) or (),
+        elr=_ints(row["elr"]),
+        last_known_elr=_ints(row["last_known_elr"]),
+    )
+
+
+def _partition_change(row: dict[str, Any]) -> Event:
+    return PartitionChangeRecord(
+        origin=_origin(row),
+        leader=row["leader"] if row["leader"] is not None else NO_LEADER_CHANGE,
+        isr=_ints(row["isr"]),
+        replicas=_ints(row["replicas"]),
+        adding_replicas=_ints(row["adding_replicas"]),
+        removing_replicas=_ints(row["removing_replicas"]),
+        leader_recovery_state=row["leader_recovery_state"]
+        if row["leader_recovery_state"] is not None
+        else RECOVERY_NO_CHANGE,
+        elr=_ints(row["elr"]),
+        last_known_elr=_ints(row["last_known_elr"]),
+    )
+
+
+def _fencing(row: dict[str, Any]) -> Event:
+    return BrokerFencing(
+        origin=_origin(row),
+        broker=row["replica"],
+        broker_epoch=row["broker_epoch"],
+        fenced=row["fenced"] or 0,
+        in_controlled_shutdown=row["in_controlled_shutdown"] == 1,
+    )
+
+
+CONVERTERS: dict[str, Callable[[dict[str, Any]], Event]] = {
+    "partition_record": _partition_record,
+    "partition_change": _partition_change,
+    "register_broker": lambda r: BrokerRegistration(
+        _origin(r), r["replica"], r["broker_epoch"], r["fenced"] == 1
+    ),
+    "fence_broker": _fencing,
+    "unfence_broker": _fencing,
+    "broker_registration_change": _fencing,
+    "fetch_request": lambda r: FollowerFetch(
+        _origin(r),
+        r["replica"],
+        r["fetch_offset"],
+        r["last_fetched_epoch"],
+        r["current_leader_epoch"],
+    ),
+    "fetch_response": lambda r: FetchAnswer(
+        _origin(r),
+        r["replica"],
+        r["hwm"],
+        r["error_code"] or 0,
+        r["diverging_epoch"],
+        r["diverging_end_offset"],
+    ),
+    "produce": lambda r: ProduceAck(
+        _origin(r), r["acks"], r["base_offset"], r["error_code"] or 0, r["client_id"]
+    ),
+    "epoch_answer": lambda r: EpochAnswer(
+        _origin(r),
+        r["replica"],
+        r["leader_epoch"],
+        r["end_offset"],
+        r["error_code"] or 0,
+    ),
+}
+
+#: kinds the replay does not read (yet): kept in silver, not bridged
+NOT_REPLAYED = frozenset({"topic_record", "epoch_query"})
+
+
+def to_events(rows: Iterable[dict[str, Any]]) -> tuple[list[Event], list[str]]:
+    """Convert silver rows; a row that cannot be interpreted becomes a gap."""
+    events: list[Event] = []
+    problems: list[str] = []
+    for row in rows:
+        kind = row["kind"]
+        if kind in NOT_REPLAYED:
+            continue
+        convert = CONVERTERS.get(kind)
+        if convert is None:
+            problems.append(f"{row['source_file']}:{row['line_no']}: unknown event kind {kind!r}")
+            continue
+        try:
+            events.append(convert(row))
+        except (TypeError, ValueError) as error:
+            problems.append(f"{row['source_file']}:{row['line_no']}: {kind} unusable ({error})")
+    return events, problems
+
+
+# --- result -> rows -----------------------------------------------------------
+
+
+def finding_row(f: Finding, profile: Profile) -> dict[str, Any]:
+    return {
+        "table": "anomalies",
+        "anomaly_id": f.anomaly_id,
+        "kind": f.kind.value,
+        "severity": f.severity.value,
+        "confidence": f.confidence.value,
+        "cluster": f.key.cluster,
+        "topic": f.key.topic,
+        "topic_id": f.key.topic_id,
+        "partition": f.key.partition,
+        "leader_epoch": f.leader_epoch,
+        "replica": f.replica,
+        "offset_start": f.offset_start,
+        "offset_end": f.offset_end,
+        "records_lost": f.records_lost,
+        "qualifier": None if f.qualifier is None else f.qualifier.value,
+        "caused_by": list(f.caused_by),
+        "detected_at": f.detected_at,
+        "profile": profile.value,
+        "explanation": f.explain(),
+        "evidence": [
+            {"source_file": s.source_file, "line_no": s.line_no, "text": None} for s in f.evidence
+        ],
+        "acked_produces": [
+            {
+                "client_id": a.client_id,
+                "base_offset": a.base_offset,
+                "source_file": a.source.source_file,
+                "line_no": a.source.line_no,
+            }
+            for a in f.acked_produces
+        ],
+    }
+
+
+def result_rows(result: ReplayResult, problems: list[str]) -> list[dict[str, Any]]:
+    k = result.key
+    common = {
+        "cluster": k.cluster,
+        "topic": k.topic,
+        "topic_id": k.topic_id,
+        "partition": k.partition,
+    }
+    rows = [finding_row(f, result.profile) for f in result.findings]
+    for view in result.lineage:
+        rows.append(
+            {
+                "table": "epoch_lineage",
+                **common,
+                "leader_epoch": view.leader_epoch,
+                "leader": view.leader,
+                "election_kind": view.election.value,
+                "partition_epoch": view.partition_epoch,
+                "start_time": view.began_at,
+                "end_time": view.ended_at,
+                "start_offset": view.start_offset.exact,
+                "start_offset_known": view.start_offset.exact is not None,
+                "isr": list(view.isr),
+                "elr": list(view.elr),
+                "metadata_offset": view.metadata_offset,
+            }
+        )
+    gaps = list(result.coverage.gaps) + problems
+    verdict = result.verdict.value
+    if problems and verdict == "valid":
+        verdict = "unknown"
+    rows.append(
+        {
+            "table": "partition_verdicts",
+            **common,
+            "verdict": verdict,
+            "profile": result.profile.value,
+            "findings": len(result.findings),
+            "evidence_kinds": list(result.coverage.evidence_kinds),
+            "observers": list(result.coverage.observers),
+            "gaps": gaps,
+            "events": result.coverage.events,
+            "first_event_time": result.coverage.first_time,
+            "last_event_time": result.coverage.last_time,
+        }
+    )
+    return rows
+
+
+def replay_group(rows: list[dict[str, Any]], settings: BridgeSettings) -> list[dict[str, Any]]:
+    """Replay one partition's silver rows (the body of the Arrow function)."""
+    first = rows[0]
+    topic = next((r["topic"] for r in rows if r["topic"] is not None), None)
+    topic_id = next((r["topic_id"] for r in rows if r["topic_id"] is not None), None)
+    key = PartitionKey(first["cluster"], topic, topic_id, int(first["partition"]))
+    events, problems = to_events(rows)
+    ctx = ReplayContext(
+        key=key,
+        profile=settings.profile,
+        max_clock_skew_s=settings.max_clock_skew_s,
+        request_log_observers=settings.request_log_observers,
+    )
+    return result_rows(replay_partition(events, ctx), problems)
+
+
+def replay_partitions(streams: DataFrame, settings: BridgeSettings) -> DataFrame:
+    """One ``replay_partition`` call per (cluster, topic, partition)."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    # The session time zone is UTC (pipeline.session), so are the timestamps.
+    arrow_schema = to_arrow_schema(BRIDGE_SCHEMA, timezone="UTC")
+
+    def run(table: pa.Table) -> pa.Table:
+        rows = table.to_pylist()
+        out = replay_group(rows, settings) if rows else []
+        return pa.Table.from_pylist(out, schema=arrow_schema)
+
+    return streams.groupBy("cluster", "topic_key", "partition").applyInArrow(run, BRIDGE_SCHEMA)
+
+
+def split(bridged: DataFrame, table: str) -> DataFrame:
+    """The rows of one gold table, in its declared columns (``date`` added by
+    the publisher)."""
+    schema = BRIDGED_TABLES[table]
+    return bridged.filter(F.col("table") == table).select(
+        *[F.col(f.name) for f in schema.fields if f.name != "date"]
+    )

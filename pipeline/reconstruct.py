@@ -1,0 +1,126 @@
+"""Reconstruct: from silver observations to per-partition timelines.
+
+Follower fetches repeat the same offsets many times a second. Only
+observations that change something reach the replay (run-length compression
+with window functions), so replay cost follows the number of changes, not
+the number of log lines.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+#: Per observation series, the fields whose change is worth keeping.
+SERIES_FIELDS: dict[str, tuple[str, ...]] = {
+    "fetch_request": ("fetch_offset", "last_fetched_epoch", "current_leader_epoch"),
+    "fetch_response": ("hwm", "error_code", "diverging_epoch", "diverging_end_offset"),
+}
+
+BROKER_KINDS = ("register_broker", "fence_broker", "unfence_broker", "broker_registration_change")
+
+
+def topic_key(df: DataFrame) -> Column:
+    """A partition's topic: its name, else its id (events from Fetch v13+ whose
+    TopicRecord is not in the evidence)."""
+    return F.coalesce(F.col("topic"), F.concat(F.lit("id:"), F.col("topic_id")))
+
+
+def with_topic_key(df: DataFrame) -> DataFrame:
+    return df.withColumn("topic_key", topic_key(df))
+
+
+def _local_order() -> list[Column]:
+    return [F.col("event_time").asc_nulls_first(), F.col("source_file"), F.col("seq")]
+
+
+def compress(events: DataFrame) -> DataFrame:
+    """Drop each fetch observation identical to the previous one of its series
+    (same partition, leader, follower); keep everything else."""
+    repeated = F.lit(False)
+    series = Window.partitionBy(
+        "cluster", "topic_key", "partition", "observer", "replica", "kind"
+    ).orderBy(*_local_order())
+    for kind, fields in SERIES_FIELDS.items():
+        current = F.struct(*[F.col(f) for f in fields])
+        previous = F.lag(current).over(series)
+        repeated = F.when(F.col("kind") == kind, previous.eqNullSafe(current)).otherwise(repeated)
+    return (
+        events.withColumn("_repeated", F.coalesce(repeated, F.lit(False)))
+        .filter(~F.col("_repeated"))
+        .drop("_repeated")
+    )
+
+
+def replica_offsets(compressed: DataFrame) -> DataFrame:
+    """LEO and HWM change points per replica: a follower's fetch offset is its
+    LEO; the HWM in a fetch answer is the answering leader's HWM."""
+    leo = compressed.filter(F.col("kind") == "fetch_request").select(
+        "cluster",
+        "topic",
+        "topic_id",
+        "partition",
+        "topic_key",
+        F.col("replica"),
+        "observer",
+        "event_time",
+        F.col("current_leader_epoch").alias("leader_epoch"),
+        F.col("fetch_offset").alias("leo"),
+        F.lit(None).cast("long").alias("hwm"),
+        "source_file",
+        "line_no",
+        "seq",
+    )
+    answers = compressed.filter(
+        (F.col("kind") == "fetch_response")
+        & (F.coalesce(F.col("error_code"), F.lit(0)) == 0)
+        & (F.col("hwm") >= 0)
+        & F.col("observer").isNotNull()
+    )
+    # A leader sends the same HWM to every follower: keep its changes only.
+    per_leader = Window.partitionBy("cluster", "topic_key", "partition", "observer").orderBy(
+        *_local_order()
+    )
+    hwm = (
+        answers.withColumn("_previous", F.lag("hwm").over(per_leader))
+        .filter(F.col("_previous").isNull() | (F.col("_previous") != F.col("hwm")))
+        .select(
+            "cluster",
+            "topic",
+            "topic_id",
+            "partition",
+            "topic_key",
+            F.col("observer").alias("replica"),
+            "observer",
+            "event_time",
+            F.lit(None).cast("int").alias("leader_epoch"),
+            F.lit(None).cast("long").alias("leo"),
+            F.col("hwm"),
+            "source_file",
+            "line_no",
+            "seq",
+        )
+    )
+    return leo.unionByName(hwm).filter(
+        F.col("partition").isNotNull() & F.col("replica").isNotNull()
+    )
+
+
+def partition_streams(compressed: DataFrame) -> DataFrame:
+    """Every event the replay of one partition needs, keyed by partition.
+
+    Broker registration and fencing are cluster-wide: each partition of the
+    cluster gets its own copy, so that one partition's replay is self-contained.
+    """
+    per_partition = compressed.filter(
+        F.col("partition").isNotNull()
+        & F.col("topic_key").isNotNull()
+        & (F.col("kind") != "topic_record")
+    )
+    keys = per_partition.select("cluster", "topic_key", "partition").distinct()
+    brokers = (
+        compressed.filter(F.col("kind").isin(*BROKER_KINDS))
+        .drop("topic_key", "partition")
+        .join(keys, "cluster")
+    )
+    return per_partition.unionByName(brokers)

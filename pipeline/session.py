@@ -1,0 +1,59 @@
+"""The Spark session: embedded ``local[*]`` by default, any master unchanged."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[*]"
+
+
+class JavaMissing(RuntimeError):
+    """No usable Java 17+ for Spark."""
+
+
+def java_major_version() -> int | None:
+    java = shutil.which("java")
+    if java is None and os.environ.get("JAVA_HOME"):
+        candidate = os.path.join(os.environ["JAVA_HOME"], "bin", "java")
+        java = candidate if os.path.exists(candidate) else None
+    if java is None:
+        return None
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if match is None:
+        return None
+    major = int(match.group(1))
+    # Java 8 and older print "1.8.0_x".
+    return int(match.group(2) or 0) if major == 1 else major
+
+
+def get_spark(master: str | None = None, app_name: str = "epochtrail") -> SparkSession:
+    """Start (or reuse) the session. Workers run this same interpreter, so the
+    pinned pandas/pyarrow serve the replay bridge."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = (
+        SparkSession.builder.appName(app_name)
+        .master(master or os.environ.get("EPOCHTRAIL_SPARK_MASTER", DEFAULT_MASTER))
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config(
+            "spark.sql.shuffle.partitions", os.environ.get("EPOCHTRAIL_SHUFFLE_PARTITIONS", "8")
+        )
+        .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.driver.memory", os.environ.get("EPOCHTRAIL_DRIVER_MEMORY", "2g"))
+        .config("spark.sql.files.ignoreCorruptFiles", "false")
+    )
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

@@ -1,0 +1,70 @@
+"""The reference state machine of Kafka's replication protocol.
+
+Pure: standard library only. ``replay_partition`` takes one partition's
+events (any order) and returns its findings and verdict; ``step`` folds one
+event into a partition's history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from replay.findings import REGISTRY, Finding
+from replay.order import order_events
+from replay.properties import gaps, judge
+from replay.result import Coverage, ReplayResult, verdict_of
+from replay.state import History, ReplayContext
+from replay.transitions import step
+from replay.types import Event, Profile
+
+__all__ = [
+    "REGISTRY",
+    "Finding",
+    "History",
+    "ReplayContext",
+    "ReplayResult",
+    "replay_partition",
+    "resolve_profile",
+    "step",
+]
+
+
+def resolve_profile(requested: Profile, has_metadata_log: bool) -> tuple[Profile, str]:
+    """The profile to judge with, and why. Only ``kraft`` exists so far, so
+    ``auto`` picks it when a metadata log is present and says so otherwise."""
+    if requested != Profile.AUTO:
+        return requested, f"requested with --profile {requested.value}"
+    if has_metadata_log:
+        return Profile.KRAFT, "a KRaft metadata log is in the evidence"
+    return Profile.KRAFT, (
+        "no metadata log in the evidence; kraft is the only profile implemented, so verdicts "
+        "without a lineage are unknown"
+    )
+
+
+def replay_partition(
+    events: Iterable[Event], ctx: ReplayContext, initial: History | None = None
+) -> ReplayResult:
+    ordered = order_events(events, ctx.max_clock_skew_s)
+    history = initial if initial is not None else History()
+    for event in ordered.events:
+        history = step(history, event)
+    findings = tuple(judge(history, ctx))
+    missing = gaps(history, ctx)
+    coverage = Coverage(
+        evidence_kinds=tuple(sorted(history.evidence_kinds)),
+        observers=tuple(sorted(history.observers)),
+        gaps=missing,
+        events=history.events,
+        first_time=history.first_time,
+        last_time=history.last_time,
+        clock_placed=ordered.clock_placed,
+    )
+    return ReplayResult(
+        key=ctx.key,
+        profile=ctx.profile,
+        verdict=verdict_of(findings, missing),
+        findings=findings,
+        lineage=history.epochs,
+        coverage=coverage,
+    )

@@ -1,0 +1,241 @@
+"""The finding catalogue (DESIGN.md), one documented frozen dataclass per kind.
+
+Every kind carries the common fields DESIGN.md defines, the property of the
+protocol it violates (with the seed section), and ``explain()``: the one place
+its sentence is written. The CLI, the report and Parquet all call it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from typing import ClassVar
+
+from replay.state import AckedProduce
+from replay.types import Confidence, FindingKind, PartitionKey, Scope, Severity, Source
+
+
+def _range(start: int | None, end: int | None) -> str:
+    if start is None and end is None:
+        return "an unknown range"
+    lo = "?" if start is None else str(start)
+    hi = "?" if end is None else str(end)
+    return f"[{lo}, {hi})"
+
+
+def _records(n: int | None) -> str:
+    if n is None:
+        return "an unknown number of records"
+    return f"{n} record" + ("" if n == 1 else "s")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Fields every finding has; see DESIGN.md for what each means per kind."""
+
+    key: PartitionKey
+    leader_epoch: int | None
+    replica: int | None
+    offset_start: int | None
+    offset_end: int | None
+    records_lost: int | None
+    confidence: Confidence
+    evidence: tuple[Source, ...]
+    detected_at: datetime | None
+    qualifier: Scope | None = None
+    caused_by: tuple[str, ...] = ()
+    acked_produces: tuple[AckedProduce, ...] = ()
+
+    KIND: ClassVar[FindingKind]
+    #: the property broken, with the protocol text it comes from
+    VIOLATES: ClassVar[str]
+
+    @property
+    def kind(self) -> FindingKind:
+        return self.KIND
+
+    @property
+    def anomaly_id(self) -> str:
+        """A stable hash of the finding's identity: the same evidence gives
+        the same id on every run."""
+        k = self.key
+        identity = "|".join(
+            str(part)
+            for part in (
+                self.KIND.value,
+                k.cluster,
+                k.topic if k.topic is not None else f"id:{k.topic_id}",
+                k.partition,
+                self.leader_epoch,
+                self.replica,
+                self.offset_start,
+                self.offset_end,
+            )
+        )
+        return hashlib.sha256(identity.encode()).hexdigest()[:16]
+
+    @property
+    def severity(self) -> Severity:
+        return Severity.CRITICAL
+
+    def explain(self) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class UncleanElection(Finding):
+    """A leader epoch began with a leader outside the previous ISR, or the
+    controller marked it RECOVERING. ``[offset_start, offset_end)`` is what
+    the new leader lacked: [its log end, the true HWM before the election)."""
+
+    isr_before: tuple[int, ...] = ()
+
+    KIND = FindingKind.UNCLEAN_ELECTION
+    VIOLATES = (
+        "Leader Candidate Completeness: only ISR members, which hold every committed offset, "
+        "may be elected (seed 003 sections 2.4 and 2.8; KIP-704)"
+    )
+
+    @property
+    def severity(self) -> Severity:
+        return Severity.CRITICAL if self.records_lost else Severity.WARNING
+
+    def explain(self) -> str:
+        head = (
+            f"Broker {self.replica} became leader of {self.key.describe()} in epoch "
+            f"{self.leader_epoch} by an unclean election (previous ISR "
+            f"[{', '.join(map(str, self.isr_before))}])"
+        )
+        if self.records_lost == 0:
+            return head + "; it already held every committed offset, so nothing was lost."
+        if self.offset_start is None:
+            reached = "" if self.offset_end is None else f" (the HWM had reached {self.offset_end})"
+            return head + f"; how much committed data it lacked{reached} is not in the evidence."
+        return (
+            head + f"; it lacked committed offsets {_range(self.offset_start, self.offset_end)}: "
+            f"{_records(self.records_lost)} at risk."
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TruncationBelowHwm(Finding):
+    """A replica's log end moved below the true HWM: committed offsets
+    ``[offset_start, offset_end)`` removed from it. ``qualifier`` is
+    ``global`` when the leader of the time did not hold them either."""
+
+    from_offset: int | None = None
+
+    KIND = FindingKind.TRUNCATION_BELOW_HWM
+    VIOLATES = (
+        "Log Matching / durability of the committed prefix: a replica never truncates below "
+        "the high watermark (seed 003 section 2.3; seed 000 'Existing flaws'; KIP-101)"
+    )
+
+    @property
+    def severity(self) -> Severity:
+        return Severity.CRITICAL if self.qualifier == Scope.GLOBAL else Severity.WARNING
+
+    def explain(self) -> str:
+        text = (
+            f"Replica {self.replica} of {self.key.describe()} truncated its log from "
+            f"{self.from_offset} to {self.offset_start} in epoch {self.leader_epoch}, below the "
+            f"high watermark {self.offset_end}: committed offsets "
+            f"{_range(self.offset_start, self.offset_end)} were removed from it"
+        )
+        if self.qualifier == Scope.GLOBAL:
+            return (
+                text
+                + f"; the leader did not hold them either ({_records(self.records_lost)} lost)."
+            )
+        if self.qualifier == Scope.LOCAL:
+            return text + "; the leader still held them, so the replica can fetch them again."
+        return text + "; whether another replica still held them is not in the evidence."
+
+
+@dataclass(frozen=True, slots=True)
+class LogDivergence(Finding):
+    """Two replicas hold different leader epochs for the same offsets and the
+    follower kept its diverging suffix below the HWM (``unresolved``)."""
+
+    leader: int | None = None
+    diverging_epoch: int | None = None
+
+    KIND = FindingKind.LOG_DIVERGENCE
+    VIOLATES = (
+        "Log Matching: the committed prefix is identical on all replicas; a follower truncates "
+        "to the leader's epoch end offset (seed 000 'Epoch in data diverge scenario'; KIP-101, "
+        "KIP-320)"
+    )
+
+    def explain(self) -> str:
+        return (
+            f"Replica {self.replica} of {self.key.describe()} kept offsets "
+            f"{_range(self.offset_start, self.offset_end)} that diverge from leader "
+            f"{self.leader}'s log in epoch {self.leader_epoch} (on the leader, epoch "
+            f"{self.diverging_epoch} ends at {self.offset_start}) and did not truncate them, "
+            "although they lie below the high watermark."
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class HwmRegression(Finding):
+    """A leader exposed a HWM below one exposed before, and did not hold the
+    offsets in between: consumer-visible offsets were rewritten."""
+
+    KIND = FindingKind.HWM_REGRESSION
+    VIOLATES = (
+        "The high watermark is monotonic: what consumers could read stays readable "
+        "(seed 003 sections 2.4.2 and 2.7; seed 002 section 5.3, last replica standing)"
+    )
+
+    def explain(self) -> str:
+        return (
+            f"Leader {self.replica} of {self.key.describe()} exposed high watermark "
+            f"{self.offset_start} in epoch {self.leader_epoch} after the high watermark had "
+            f"reached {self.offset_end}: consumer-visible offsets "
+            f"{_range(self.offset_start, self.offset_end)} went back."
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedDataLoss(Finding):
+    """Offsets once below the true HWM that no longer exist, with the epoch
+    they were written in, on the leader from ``leader_epoch`` on."""
+
+    leader: int | None = None
+
+    KIND = FindingKind.COMMITTED_DATA_LOSS
+    VIOLATES = (
+        "Leader Completeness: the leader hosts every offset below the true HWM "
+        "(seed 003 section 2.3)"
+    )
+
+    def explain(self) -> str:
+        acked = ""
+        if self.acked_produces:
+            n = len(self.acked_produces)
+            acked = (
+                f"; {n} acks=all produce request{'s' if n != 1 else ''} acknowledged in that "
+                "range were swallowed"
+            )
+        return (
+            f"Committed offsets {_range(self.offset_start, self.offset_end)} of "
+            f"{self.key.describe()} ({_records(self.records_lost)}) no longer exist on the "
+            f"leader from epoch {self.leader_epoch}: leader {self.leader} began the epoch at "
+            f"offset {self.offset_start if self.offset_start is not None else 'unknown'} while "
+            f"the high watermark had reached {self.offset_end}{acked}."
+        )
+
+
+#: Every finding kind, once.
+REGISTRY: dict[FindingKind, type[Finding]] = {
+    cls.KIND: cls
+    for cls in (
+        UncleanElection,
+        TruncationBelowHwm,
+        LogDivergence,
+        HwmRegression,
+        CommittedDataLoss,
+    )
+}

@@ -1,0 +1,298 @@
+"""What Kafka holds, and apart from it, what only an observer can know.
+
+``PartitionRegistration`` is the controller's view of one partition, merged
+exactly as ``PartitionRegistration.merge`` does (kafka-formats.md section 2.5).
+``History`` is the observer's bookkeeping: the true HWM (the highest HWM any
+leader ever exposed; it never goes back, while a replica's local HWM can), each
+replica's log end as the evidence shows it, every leader epoch with what is
+known of its start offset, and the truncations and divergences seen. The
+properties judge the history; they never look at raw events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from replay.types import (
+    NO_LEADER_CHANGE,
+    RECOVERED,
+    RECOVERY_NO_CHANGE,
+    ElectionKind,
+    PartitionChangeRecord,
+    PartitionKey,
+    PartitionRecord,
+    Profile,
+    Source,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRegistration:
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    leader_recovery_state: int = RECOVERED
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
+
+    @staticmethod
+    def of(record: PartitionRecord) -> PartitionRegistration:
+        return PartitionRegistration(
+            replicas=record.replicas,
+            isr=record.isr,
+            leader=record.leader,
+            leader_epoch=record.leader_epoch,
+            partition_epoch=record.partition_epoch,
+            leader_recovery_state=record.leader_recovery_state,
+            adding_replicas=record.adding_replicas,
+            removing_replicas=record.removing_replicas,
+            elr=record.elr or (),
+            last_known_elr=record.last_known_elr or (),
+        )
+
+    def merge(self, record: PartitionChangeRecord) -> PartitionRegistration:
+        """Kafka's merge: an absent field is unchanged; a present ``leader``
+        (even -1, even the same id) starts a new leader epoch; every record
+        bumps the partition epoch."""
+        if record.leader == NO_LEADER_CHANGE:
+            leader, leader_epoch = self.leader, self.leader_epoch
+        else:
+            leader, leader_epoch = record.leader, self.leader_epoch + 1
+        recovery = (
+            self.leader_recovery_state
+            if record.leader_recovery_state == RECOVERY_NO_CHANGE
+            else record.leader_recovery_state
+        )
+        return PartitionRegistration(
+            replicas=_pick(record.replicas, self.replicas),
+            isr=_pick(record.isr, self.isr),
+            leader=leader,
+            leader_epoch=leader_epoch,
+            partition_epoch=self.partition_epoch + 1,
+            leader_recovery_state=recovery,
+            adding_replicas=_pick(record.adding_replicas, self.adding_replicas),
+            removing_replicas=_pick(record.removing_replicas, self.removing_replicas),
+            elr=_pick(record.elr, self.elr),
+            last_known_elr=_pick(record.last_known_elr, self.last_known_elr),
+        )
+
+
+def _pick(new: tuple[int, ...] | None, current: tuple[int, ...]) -> tuple[int, ...]:
+    return current if new is None else new
+
+
+# --- observer bookkeeping -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """An offset known exactly, or only between ``lo`` and ``hi``."""
+
+    lo: int | None = None
+    hi: int | None = None
+    sources: tuple[Source, ...] = ()
+
+    @property
+    def exact(self) -> int | None:
+        if self.lo is not None and self.lo == self.hi:
+            return self.lo
+        return None
+
+    def at_least(self, value: int, source: Source) -> Bound:
+        if self.lo is not None and value <= self.lo:
+            return self
+        return replace(self, lo=value, sources=self.sources + (source,))
+
+    def at_most(self, value: int, source: Source) -> Bound:
+        if self.hi is not None and value >= self.hi:
+            return self
+        return replace(self, hi=value, sources=self.sources + (source,))
+
+    def pin(self, value: int, source: Source) -> Bound:
+        return Bound(lo=value, hi=value, sources=self.sources + (source,))
+
+
+@dataclass(frozen=True, slots=True)
+class EpochView:
+    """One leader epoch as the metadata log and the observations tell it.
+
+    ``start_offset`` is the leader's log end when the epoch began (its Leader
+    Epoch Start Offset): offsets below it keep the epochs the leader already
+    had; offsets at or above it are written in this epoch.
+    """
+
+    leader_epoch: int
+    leader: int
+    election: ElectionKind
+    partition_epoch: int | None
+    isr_before: tuple[int, ...]
+    isr: tuple[int, ...]
+    elr: tuple[int, ...]
+    began: Source
+    began_at: datetime | None
+    metadata_offset: int | None
+    true_hwm_before: int | None
+    true_hwm_before_source: Source | None
+    #: the new leader's last fetched epoch as a follower, when it was seen.
+    leader_last_fetched_epoch: int | None
+    start_offset: Bound = field(default_factory=Bound)
+    ended_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaLog:
+    """What the evidence says about one replica's log."""
+
+    leo: int | None = None  # last fetch offset it sent as a follower
+    held: int | None = None  # highest log end it is known to have reached
+    held_source: Source | None = None
+    last_fetched_epoch: int | None = None
+    leo_source: Source | None = None
+    #: the leader epoch of the newest data it is known to hold
+    top_epoch: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A follower's fetch session with one leader: its latest request."""
+
+    fetch_offset: int
+    last_fetched_epoch: int | None
+    current_leader_epoch: int | None
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
+class Truncation:
+    replica: int
+    from_offset: int
+    to_offset: int
+    leader_epoch: int | None
+    #: epoch of the replica's newest data before it truncated
+    top_epoch: int | None
+    true_hwm: int | None
+    true_hwm_source: Source | None
+    before: Source | None
+    after: Source
+    at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    replica: int
+    leader: int | None
+    leader_epoch: int | None
+    diverging_epoch: int
+    end_offset: int
+    follower_leo: int
+    follower_last_fetched_epoch: int | None
+    true_hwm: int | None
+    request: Source
+    answer: Source
+    at: datetime | None
+    resolved_by: Source | None = None
+    persisted_by: Source | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Exposure:
+    """A leader exposed a HWM (in a fetch answer)."""
+
+    leader: int | None
+    leader_epoch: int | None
+    hwm: int
+    source: Source
+    at: datetime | None
+    true_hwm_before: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class AckedProduce:
+    leader: int | None
+    leader_epoch: int | None
+    client_id: str | None
+    base_offset: int
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayContext:
+    """What a partition's replay needs to know from outside its events."""
+
+    key: PartitionKey
+    profile: Profile = Profile.KRAFT
+    max_clock_skew_s: float = 2.0
+    #: brokers whose request logs are in the evidence (any partition).
+    request_log_observers: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    registration: PartitionRegistration | None = None
+    epochs: tuple[EpochView, ...] = ()
+    true_hwm: int | None = None
+    true_hwm_source: Source | None = None
+    replicas: tuple[tuple[int, ReplicaLog], ...] = ()
+    sessions: tuple[tuple[tuple[int | None, int], Session], ...] = ()
+    truncations: tuple[Truncation, ...] = ()
+    divergences: tuple[Divergence, ...] = ()
+    exposures: tuple[Exposure, ...] = ()
+    acked: tuple[AckedProduce, ...] = ()
+    fenced: frozenset[int] = frozenset()
+    broker_epochs: tuple[tuple[int, int], ...] = ()
+    gaps: tuple[str, ...] = ()
+    events: int = 0
+    first_time: datetime | None = None
+    last_time: datetime | None = None
+    evidence_kinds: frozenset[str] = frozenset()
+    observers: frozenset[int] = frozenset()
+
+    # small read helpers; every write goes through dataclasses.replace
+
+    def replica(self, broker: int) -> ReplicaLog:
+        for b, log in self.replicas:
+            if b == broker:
+                return log
+        return ReplicaLog()
+
+    def with_replica(self, broker: int, log: ReplicaLog) -> History:
+        rest = tuple((b, r) for b, r in self.replicas if b != broker)
+        return replace(self, replicas=tuple(sorted(rest + ((broker, log),))))
+
+    def session(self, leader: int | None, follower: int) -> Session | None:
+        for key, session in self.sessions:
+            if key == (leader, follower):
+                return session
+        return None
+
+    def with_session(self, leader: int | None, follower: int, session: Session) -> History:
+        rest = tuple((k, s) for k, s in self.sessions if k != (leader, follower))
+        return replace(self, sessions=rest + (((leader, follower), session),))
+
+    def epoch(self, leader_epoch: int | None) -> EpochView | None:
+        if leader_epoch is None:
+            return None
+        for view in reversed(self.epochs):
+            if view.leader_epoch == leader_epoch:
+                return view
+        return None
+
+    def with_epoch(self, view: EpochView) -> History:
+        return replace(
+            self,
+            epochs=tuple(view if e.leader_epoch == view.leader_epoch else e for e in self.epochs),
+        )
+
+    @property
+    def current_epoch(self) -> EpochView | None:
+        return self.epochs[-1] if self.epochs else None
+
+    def with_gap(self, gap: str) -> History:
+        if gap in self.gaps:
+            return self
+        return replace(self, gaps=self.gaps + (gap,))

@@ -1,0 +1,519 @@
+"""One handler per event kind: fold an observation into the history.
+
+Transitions only record what happened (epochs, HWM exposures, log ends,
+truncations, divergences, acknowledged writes). Whether that broke a promise
+is decided afterwards by ``replay.properties``, because an epoch's judgement
+needs evidence that arrives after its first event (its start offset is often
+pinned only by a later divergence answer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import assert_never
+
+from replay.state import (
+    AckedProduce,
+    Bound,
+    Divergence,
+    EpochView,
+    Exposure,
+    History,
+    PartitionRegistration,
+    Session,
+    Truncation,
+)
+from replay.types import (
+    NO_LEADER,
+    NO_LEADER_CHANGE,
+    RECOVERING,
+    BrokerFencing,
+    BrokerRegistration,
+    ElectionKind,
+    EpochAnswer,
+    Event,
+    FetchAnswer,
+    FollowerFetch,
+    Origin,
+    PartitionChangeRecord,
+    PartitionRecord,
+    ProduceAck,
+    Source,
+)
+
+ERROR_NONE = 0
+ACKS_ALL = -1
+
+
+def step(history: History, event: Event) -> History:
+    """Fold one event into the history (pure)."""
+    history = _observe(history, event.origin, event)
+    match event:
+        case PartitionRecord():
+            return _partition_record(history, event)
+        case PartitionChangeRecord():
+            return _partition_change(history, event)
+        case BrokerRegistration():
+            return _broker_registration(history, event)
+        case BrokerFencing():
+            return _broker_fencing(history, event)
+        case FollowerFetch():
+            return _follower_fetch(history, event)
+        case FetchAnswer():
+            return _fetch_answer(history, event)
+        case ProduceAck():
+            return _produce_ack(history, event)
+        case EpochAnswer():
+            return _epoch_answer(history, event)
+        case _:
+            assert_never(event)
+
+
+def _observe(history: History, origin: Origin, event: Event) -> History:
+    kind = (
+        "metadata"
+        if isinstance(
+            event, PartitionRecord | PartitionChangeRecord | BrokerRegistration | BrokerFencing
+        )
+        else "request_log"
+    )
+    first, last = history.first_time, history.last_time
+    if origin.time is not None:
+        first = origin.time if first is None or origin.time < first else first
+        last = origin.time if last is None or origin.time > last else last
+    observers = history.observers
+    if kind == "request_log" and origin.observer is not None:
+        observers = observers | {origin.observer}
+    return replace(
+        history,
+        events=history.events + 1,
+        first_time=first,
+        last_time=last,
+        evidence_kinds=history.evidence_kinds | {kind},
+        observers=observers,
+    )
+
+
+# --- metadata -------------------------------------------------------------------
+
+
+def _partition_record(history: History, record: PartitionRecord) -> History:
+    registration = PartitionRegistration.of(record)
+    current = history.current_epoch
+    if current is not None and record.leader_epoch <= current.leader_epoch:
+        # The same registration again (a snapshot over a replayed log): it
+        # resets the controller's view but starts no epoch.
+        return replace(history, registration=registration)
+    if current is not None and record.leader_epoch > current.leader_epoch + 1:
+        history = history.with_gap(
+            f"leader epochs {current.leader_epoch + 1}..{record.leader_epoch - 1} are missing "
+            "from the metadata evidence (a snapshot follows an earlier record)"
+        )
+    fresh = record.leader_epoch == 0 and record.partition_epoch == 0
+    start = Bound().pin(0, record.origin.source) if fresh else Bound()
+    view = EpochView(
+        leader_epoch=record.leader_epoch,
+        leader=record.leader,
+        election=ElectionKind.INITIAL if fresh else ElectionKind.UNKNOWN,
+        partition_epoch=record.partition_epoch,
+        isr_before=(),
+        isr=record.isr,
+        elr=record.elr or (),
+        began=record.origin.source,
+        began_at=record.origin.time,
+        metadata_offset=record.origin.metadata_offset,
+        true_hwm_before=history.true_hwm,
+        true_hwm_before_source=history.true_hwm_source,
+        leader_last_fetched_epoch=None,
+        start_offset=start,
+    )
+    return _end_current_epoch(history, record.origin, registration, view)
+
+
+def election_was_clean(new_leader: int, prev_isr: tuple[int, ...]) -> bool:
+    """Kafka's own test (PartitionRegistration.electionWasClean): a leader
+    change is clean when there is no leader or the new one was in the ISR."""
+    return new_leader == NO_LEADER or new_leader in prev_isr
+
+
+def classify_election(
+    before: PartitionRegistration, after: PartitionRegistration, record: PartitionChangeRecord
+) -> ElectionKind:
+    if after.leader == NO_LEADER:
+        return ElectionKind.OFFLINE
+    if record.leader_recovery_state == RECOVERING or not election_was_clean(
+        after.leader, before.isr
+    ):
+        # Seed 003 section 2.8 and kafka-formats.md 2.6: the controller marks an
+        # unclean leader RECOVERING (KIP-704); Kafka logs "UNCLEAN partition
+        # change" whenever the new leader was outside the previous ISR.
+        return ElectionKind.UNCLEAN
+    if after.replicas != before.replicas or record.adding_replicas or record.removing_replicas:
+        return ElectionKind.REASSIGNMENT
+    if (
+        after.leader != before.leader
+        and after.replicas
+        and after.leader == after.replicas[0]
+        and before.leader != NO_LEADER
+        and before.leader in after.isr
+    ):
+        return ElectionKind.PREFERRED
+    return ElectionKind.CLEAN
+
+
+def _partition_change(history: History, record: PartitionChangeRecord) -> History:
+    before = history.registration
+    if before is None:
+        return history.with_gap(
+            "a PartitionChangeRecord precedes any PartitionRecord or snapshot: the leader epochs "
+            "it creates cannot be numbered"
+        )
+    after = before.merge(record)
+    if record.leader == NO_LEADER_CHANGE:
+        current = history.current_epoch
+        if current is not None:
+            history = history.with_epoch(replace(current, isr=after.isr, elr=after.elr))
+        return replace(history, registration=after)
+    new_leader_log = history.replica(after.leader)
+    view = EpochView(
+        leader_epoch=after.leader_epoch,
+        leader=after.leader,
+        election=classify_election(before, after, record),
+        partition_epoch=after.partition_epoch,
+        isr_before=before.isr,
+        isr=after.isr,
+        elr=after.elr,
+        began=record.origin.source,
+        began_at=record.origin.time,
+        metadata_offset=record.origin.metadata_offset,
+        true_hwm_before=history.true_hwm,
+        true_hwm_before_source=history.true_hwm_source,
+        leader_last_fetched_epoch=new_leader_log.last_fetched_epoch,
+    )
+    return _end_current_epoch(history, record.origin, after, view)
+
+
+def _end_current_epoch(
+    history: History, origin: Origin, registration: PartitionRegistration, view: EpochView
+) -> History:
+    current = history.current_epoch
+    if current is not None:
+        history = history.with_epoch(replace(current, ended_at=origin.time))
+    return replace(history, registration=registration, epochs=history.epochs + (view,))
+
+
+def _broker_registration(history: History, record: BrokerRegistration) -> History:
+    fenced = history.fenced | {record.broker} if record.fenced else history.fenced - {record.broker}
+    epochs = tuple((b, e) for b, e in history.broker_epochs if b != record.broker)
+    return replace(
+        history, fenced=fenced, broker_epochs=epochs + ((record.broker, record.broker_epoch),)
+    )
+
+
+def _broker_fencing(history: History, record: BrokerFencing) -> History:
+    if record.fenced == 1:
+        return replace(history, fenced=history.fenced | {record.broker})
+    if record.fenced == -1:
+        return replace(history, fenced=history.fenced - {record.broker})
+    return history
+
+
+# --- observations ---------------------------------------------------------------
+
+
+def _epoch_in_force(history: History, named: int | None) -> int | None:
+    if named is not None and named >= 0:
+        return named
+    current = history.current_epoch
+    return None if current is None else current.leader_epoch
+
+
+def _note_unknown_epoch(history: History, named: int | None, source: Source) -> History:
+    current = history.current_epoch
+    if named is not None and current is not None and named > current.leader_epoch:
+        return history.with_gap(
+            f"{source.source_file}:{source.line_no} names leader epoch {named}, which the "
+            "metadata evidence does not reach"
+        )
+    return history
+
+
+def _raise_true_hwm(history: History, value: int, source: Source) -> History:
+    if history.true_hwm is not None and value <= history.true_hwm:
+        return history
+    return replace(history, true_hwm=value, true_hwm_source=source)
+
+
+def _hold(history: History, broker: int, offset: int, source: Source) -> History:
+    """The broker's log is known to have reached ``offset``."""
+    log = history.replica(broker)
+    if log.held is not None and offset <= log.held:
+        return history
+    return history.with_replica(broker, replace(log, held=offset, held_source=source))
+
+
+def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
+    source = fetch.origin.source
+    leader = fetch.origin.observer
+    history = _note_unknown_epoch(history, fetch.current_leader_epoch, source)
+    log = history.replica(fetch.replica)
+    if log.held is not None and fetch.fetch_offset < log.held:
+        history = replace(
+            history,
+            truncations=history.truncations
+            + (
+                Truncation(
+                    replica=fetch.replica,
+                    from_offset=log.held,
+                    to_offset=fetch.fetch_offset,
+                    leader_epoch=_epoch_in_force(history, fetch.current_leader_epoch),
+                    top_epoch=log.top_epoch,
+                    true_hwm=history.true_hwm,
+                    true_hwm_source=history.true_hwm_source,
+                    before=log.held_source,
+                    after=source,
+                    at=fetch.origin.time,
+                ),
+            ),
+        )
+        held: int = fetch.fetch_offset
+        held_source: Source | None = source
+    elif log.held is None or fetch.fetch_offset >= log.held:
+        # the newest line showing the replica at its end is the best evidence
+        held, held_source = fetch.fetch_offset, source
+    else:
+        held, held_source = log.held, log.held_source
+    history = history.with_replica(
+        fetch.replica,
+        replace(
+            log,
+            leo=fetch.fetch_offset,
+            held=held,
+            held_source=held_source,
+            last_fetched_epoch=fetch.last_fetched_epoch,
+            leo_source=source,
+            top_epoch=(
+                fetch.last_fetched_epoch
+                if fetch.last_fetched_epoch is not None and fetch.last_fetched_epoch >= 0
+                else log.top_epoch
+            ),
+        ),
+    )
+    history = _settle_divergences(history, fetch)
+    # A follower holding data of the epoch it fetches in has that epoch's first
+    # batch below its fetch offset: the epoch started before it.
+    view = history.epoch(fetch.current_leader_epoch)
+    if (
+        view is not None
+        and view.leader == leader
+        and fetch.last_fetched_epoch == view.leader_epoch
+        and fetch.fetch_offset > 0
+    ):
+        history = history.with_epoch(
+            replace(view, start_offset=view.start_offset.at_most(fetch.fetch_offset - 1, source))
+        )
+    return history.with_session(
+        leader,
+        fetch.replica,
+        Session(
+            fetch_offset=fetch.fetch_offset,
+            last_fetched_epoch=fetch.last_fetched_epoch,
+            current_leader_epoch=fetch.current_leader_epoch,
+            source=source,
+        ),
+    )
+
+
+def _settle_divergences(history: History, fetch: FollowerFetch) -> History:
+    changed = False
+    settled: list[Divergence] = []
+    for d in history.divergences:
+        if d.replica != fetch.replica or d.resolved_by or d.persisted_by:
+            settled.append(d)
+            continue
+        if fetch.fetch_offset <= d.end_offset:
+            d = replace(d, resolved_by=fetch.origin.source)
+            changed = True
+        elif (
+            fetch.last_fetched_epoch == d.follower_last_fetched_epoch
+            and fetch.fetch_offset >= d.follower_leo
+        ):
+            # Fetching on from the same epoch past the divergence point: the
+            # follower kept the diverging suffix.
+            d = replace(d, persisted_by=fetch.origin.source)
+            changed = True
+        settled.append(d)
+    return replace(history, divergences=tuple(settled)) if changed else history
+
+
+def _learn_start_offset(
+    history: History,
+    leader: int | None,
+    named_epoch: int | None,
+    asked_epoch: int | None,
+    answered_epoch: int,
+    end_offset: int,
+    source: Source,
+) -> History:
+    """A leader said: in my log, epoch ``answered_epoch`` ends at ``end_offset``.
+
+    For the epoch E it leads, when the follower asked about the newest epoch
+    before E that had a leader (or the answer is the leader's own last epoch
+    before E), that end is where E began: Kafka appends (E, LEO) to the
+    leader's epoch cache when it becomes leader (seed 000, "Epoch concept";
+    KIP-101). Otherwise it is a floor.
+    """
+    view = history.epoch(named_epoch)
+    if view is None or view.leader != leader or answered_epoch >= view.leader_epoch:
+        return history
+    # Epochs that began with no leader hold no data, so the newest epoch the
+    # leader's cache can hold below E is the newest earlier epoch that had one.
+    led_before = [
+        e.leader_epoch
+        for e in history.epochs
+        if e.leader_epoch < view.leader_epoch and e.leader >= 0
+    ]
+    newest_led = max(led_before) if led_before else None
+    exact = (asked_epoch is not None and newest_led is not None and asked_epoch >= newest_led) or (
+        view.leader_last_fetched_epoch is not None
+        and answered_epoch == view.leader_last_fetched_epoch
+    )
+    bound = (
+        view.start_offset.pin(end_offset, source)
+        if exact
+        else view.start_offset.at_least(end_offset, source)
+    )
+    return history.with_epoch(replace(view, start_offset=bound))
+
+
+def _diverge(
+    history: History,
+    leader: int | None,
+    follower: int,
+    answered_epoch: int,
+    end_offset: int,
+    source: Source,
+    origin: Origin,
+) -> History:
+    session = history.session(leader, follower)
+    if session is None:
+        return history
+    history = _learn_start_offset(
+        history,
+        leader,
+        _epoch_in_force(history, session.current_leader_epoch),
+        session.last_fetched_epoch,
+        answered_epoch,
+        end_offset,
+        source,
+    )
+    if end_offset >= session.fetch_offset:
+        return history
+    divergence = Divergence(
+        replica=follower,
+        leader=leader,
+        leader_epoch=_epoch_in_force(history, session.current_leader_epoch),
+        diverging_epoch=answered_epoch,
+        end_offset=end_offset,
+        follower_leo=session.fetch_offset,
+        follower_last_fetched_epoch=session.last_fetched_epoch,
+        true_hwm=history.true_hwm,
+        request=session.source,
+        answer=source,
+        at=origin.time,
+    )
+    return replace(history, divergences=history.divergences + (divergence,))
+
+
+def _fetch_answer(history: History, answer: FetchAnswer) -> History:
+    if answer.error_code != ERROR_NONE:
+        return history
+    source = answer.origin.source
+    leader = answer.origin.observer
+    session = history.session(leader, answer.replica)
+    named = None if session is None else session.current_leader_epoch
+    if answer.hwm is not None and answer.hwm >= 0:
+        history = replace(
+            history,
+            exposures=history.exposures
+            + (
+                Exposure(
+                    leader=leader,
+                    leader_epoch=_epoch_in_force(history, named),
+                    hwm=answer.hwm,
+                    source=source,
+                    at=answer.origin.time,
+                    true_hwm_before=history.true_hwm,
+                ),
+            ),
+        )
+        history = _raise_true_hwm(history, answer.hwm, source)
+        if leader is not None:
+            # A leader's HWM never exceeds its own log end.
+            history = _hold(history, leader, answer.hwm, source)
+    if (
+        answer.diverging_epoch is not None
+        and answer.diverging_epoch >= 0
+        and answer.diverging_end_offset is not None
+        and answer.diverging_end_offset >= 0
+    ):
+        history = _diverge(
+            history,
+            leader,
+            answer.replica,
+            answer.diverging_epoch,
+            answer.diverging_end_offset,
+            source,
+            answer.origin,
+        )
+    return history
+
+
+def _produce_ack(history: History, ack: ProduceAck) -> History:
+    if ack.error_code != ERROR_NONE or ack.base_offset is None or ack.base_offset < 0:
+        return history
+    source = ack.origin.source
+    leader = ack.origin.observer
+    current = history.current_epoch
+    epoch = current.leader_epoch if current is not None and current.leader == leader else None
+    if leader is not None:
+        history = _hold(history, leader, ack.base_offset + 1, source)
+        if epoch is not None:
+            log = history.replica(leader)
+            if log.top_epoch is None or log.top_epoch < epoch:
+                history = history.with_replica(leader, replace(log, top_epoch=epoch))
+    if current is not None and epoch is not None:
+        # Written in this epoch, so the epoch began at or below it.
+        history = history.with_epoch(
+            replace(current, start_offset=current.start_offset.at_most(ack.base_offset, source))
+        )
+    if ack.acks == ACKS_ALL:
+        # acks=all is answered only once the HWM passed the batch (seed 003 2.7).
+        history = _raise_true_hwm(history, ack.base_offset + 1, source)
+        history = replace(
+            history,
+            acked=history.acked
+            + (AckedProduce(leader, epoch, ack.client_id, ack.base_offset, source),),
+        )
+    return history
+
+
+def _epoch_answer(history: History, answer: EpochAnswer) -> History:
+    if (
+        answer.error_code != ERROR_NONE
+        or answer.replica is None
+        or answer.leader_epoch is None
+        or answer.leader_epoch < 0
+        or answer.end_offset is None
+        or answer.end_offset < 0
+    ):
+        return history
+    return _diverge(
+        history,
+        answer.origin.observer,
+        answer.replica,
+        answer.leader_epoch,
+        answer.end_offset,
+        answer.origin.source,
+        answer.origin,
+    )

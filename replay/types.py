@@ -1,0 +1,257 @@
+"""Events, sentinels and vocabularies of the reference model.
+
+Events are a closed union of frozen dataclasses: one per observation kind the
+pipeline hands over. Kafka's sentinels keep Kafka's values
+(``LeaderConstants``, ``LeaderRecoveryState``) so that a record reads the same
+here as in ``PartitionRegistration.merge``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+# --- Kafka's sentinels (metadata/.../LeaderConstants, LeaderRecoveryState) ----
+
+NO_LEADER = -1
+NO_LEADER_CHANGE = -2
+RECOVERY_NO_CHANGE = -1
+RECOVERED = 0
+RECOVERING = 1
+UNDEFINED_EPOCH = -1
+UNDEFINED_OFFSET = -1
+
+
+# --- vocabularies -------------------------------------------------------------
+
+
+class Profile(StrEnum):
+    """The protocol era whose rules judge the evidence."""
+
+    AUTO = "auto"
+    KRAFT = "kraft"
+
+
+class FindingKind(StrEnum):
+    UNCLEAN_ELECTION = "unclean_election"
+    TRUNCATION_BELOW_HWM = "truncation_below_hwm"
+    LOG_DIVERGENCE = "log_divergence"
+    HWM_REGRESSION = "hwm_regression"
+    COMMITTED_DATA_LOSS = "committed_data_loss"
+    FENCING_VIOLATION = "fencing_violation"
+    ISR_RULE_VIOLATION = "isr_rule_violation"
+
+
+class Severity(StrEnum):
+    CRITICAL = "critical"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Confidence(StrEnum):
+    CONFIRMED = "confirmed"
+    PROBABLE = "probable"
+    UNKNOWN = "unknown"
+
+
+class Verdict(StrEnum):
+    VALID = "valid"
+    INVALID = "invalid"
+    UNKNOWN = "unknown"
+
+
+class ElectionKind(StrEnum):
+    """How a leader epoch began (DESIGN.md, epoch_lineage)."""
+
+    INITIAL = "initial"
+    CLEAN = "clean"
+    PREFERRED = "preferred"
+    REASSIGNMENT = "reassignment"
+    ELR = "elr"
+    UNCLEAN = "unclean"
+    UNCLEAN_RECOVERY = "unclean_recovery"
+    #: the epoch began with leader = NO_LEADER (-1): the partition went offline.
+    OFFLINE = "offline"
+    #: the epoch is known only from a snapshot; how it began is not in evidence.
+    UNKNOWN = "unknown"
+
+
+class Scope(StrEnum):
+    """Qualifiers DESIGN.md gives truncations and divergences."""
+
+    LOCAL = "local"
+    GLOBAL = "global"
+    RESOLVED = "resolved"
+    UNRESOLVED = "unresolved"
+    UNKNOWN = "unknown"
+
+
+# --- where an observation comes from ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One line of one input file; ``text`` is filled in by the publisher."""
+
+    source_file: str
+    line_no: int
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where and when an event was observed, and its place in its source.
+
+    ``metadata_offset`` is the controller's total order (metadata events only).
+    ``seq`` orders events inside one source file (line, then position in line).
+    ``time`` is the observer's clock, which may be skewed against other brokers.
+    """
+
+    source: Source
+    time: datetime | None
+    observer: int | None
+    metadata_offset: int | None
+    seq: int
+
+
+# --- events: controller metadata (totally ordered) ----------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRecord:
+    """A full partition registration: topic creation or a snapshot."""
+
+    origin: Origin
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    leader_recovery_state: int = RECOVERED
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+    elr: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionChangeRecord:
+    """A delta; every field but the key is optional (None = unchanged)."""
+
+    origin: Origin
+    leader: int = NO_LEADER_CHANGE
+    isr: tuple[int, ...] | None = None
+    replicas: tuple[int, ...] | None = None
+    adding_replicas: tuple[int, ...] | None = None
+    removing_replicas: tuple[int, ...] | None = None
+    leader_recovery_state: int = RECOVERY_NO_CHANGE
+    elr: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRegistration:
+    """RegisterBrokerRecord: a broker began a new uptime session."""
+
+    origin: Origin
+    broker: int
+    broker_epoch: int
+    fenced: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerFencing:
+    """Fence / Unfence / BrokerRegistrationChange records.
+
+    ``fenced`` uses BrokerRegistrationFencingChange's values: 1 fence,
+    -1 unfence, 0 no change.
+    """
+
+    origin: Origin
+    broker: int
+    broker_epoch: int | None
+    fenced: int
+    in_controlled_shutdown: bool = False
+
+
+# --- events: broker observations (ordered per observer only) ------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FollowerFetch:
+    """A follower's Fetch as logged by the leader: the follower's LEO."""
+
+    origin: Origin
+    replica: int
+    fetch_offset: int
+    last_fetched_epoch: int | None
+    current_leader_epoch: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class FetchAnswer:
+    """The leader's answer to a follower fetch: its HWM, maybe a divergence."""
+
+    origin: Origin
+    replica: int
+    hwm: int | None
+    error_code: int
+    diverging_epoch: int | None = None
+    diverging_end_offset: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceAck:
+    """A produce response partition, with the request's acks and client id."""
+
+    origin: Origin
+    acks: int
+    base_offset: int | None
+    error_code: int
+    client_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EpochAnswer:
+    """An OffsetsForLeaderEpoch answer: in the leader's log, the largest epoch
+    not above the one asked about is ``leader_epoch`` and ends at
+    ``end_offset`` (KIP-101)."""
+
+    origin: Origin
+    replica: int | None
+    leader_epoch: int | None
+    end_offset: int | None
+    error_code: int
+    requested_epoch: int | None = None
+
+
+Event = (
+    PartitionRecord
+    | PartitionChangeRecord
+    | BrokerRegistration
+    | BrokerFencing
+    | FollowerFetch
+    | FetchAnswer
+    | ProduceAck
+    | EpochAnswer
+)
+
+METADATA_EVENTS = (PartitionRecord, PartitionChangeRecord, BrokerRegistration, BrokerFencing)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionKey:
+    cluster: str
+    topic: str | None
+    topic_id: str | None
+    partition: int
+
+    def describe(self) -> str:
+        name = self.topic if self.topic is not None else f"topic id {self.topic_id}"
+        return f"{name}-{self.partition}"
+
+
+class InputError(ValueError):
+    """Evidence the model cannot interpret (e.g. a change to an unknown
+    partition). Raised at the edge; the pipeline turns it into a gap."""

@@ -1,0 +1,1 @@
+"""Table schemas and enum domains, declared once."""

@@ -1,0 +1,34 @@
+"""Enum domains of the tables. The finding vocabularies belong to the replay
+core (the single source); the ingest vocabularies are declared here."""
+
+from __future__ import annotations
+
+from replay.types import Confidence, ElectionKind, FindingKind, Severity, Verdict
+
+FINDING_KINDS: tuple[str, ...] = tuple(k.value for k in FindingKind)
+SEVERITIES: tuple[str, ...] = tuple(s.value for s in Severity)
+CONFIDENCES: tuple[str, ...] = tuple(c.value for c in Confidence)
+VERDICTS: tuple[str, ...] = tuple(v.value for v in Verdict)
+ELECTION_KINDS: tuple[str, ...] = tuple(e.value for e in ElectionKind)
+
+#: partition_events.kind
+METADATA_EVENT_KINDS: tuple[str, ...] = (
+    "topic_record",
+    "partition_record",
+    "partition_change",
+    "register_broker",
+    "fence_broker",
+    "unfence_broker",
+    "broker_registration_change",
+)
+REQUEST_EVENT_KINDS: tuple[str, ...] = (
+    "fetch_request",
+    "fetch_response",
+    "produce",
+    "epoch_query",
+    "epoch_answer",
+)
+EVENT_KINDS: tuple[str, ...] = METADATA_EVENT_KINDS + REQUEST_EVENT_KINDS
+
+#: run_manifest.json files[].kind
+FILE_KINDS: tuple[str, ...] = ("request_log", "metadata_dump", "unrecognised")

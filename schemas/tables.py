@@ -1,0 +1,268 @@
+"""Every table epochtrail reads or writes, declared once.
+
+Parsers read with these types, the publisher writes them, the validation
+suites are generated from them, and ``tests/test_schemas.py`` pins each one so
+that a change is deliberate. Column names use Kafka's words (see STYLE.md).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from schemas.domains import (  # noqa: F401  (re-exported for callers)
+    CONFIDENCES,
+    ELECTION_KINDS,
+    EVENT_KINDS,
+    FILE_KINDS,
+    FINDING_KINDS,
+    SEVERITIES,
+    VERDICTS,
+)
+
+
+def _f(name: str, dtype: object, nullable: bool = True) -> StructField:
+    return StructField(name, dtype, nullable)  # type: ignore[arg-type]
+
+
+INT_ARRAY = ArrayType(IntegerType(), containsNull=False)
+
+# --- raw --------------------------------------------------------------------
+
+#: One row per physical line of every input file, numbered from 1.
+RAW_LINES = StructType(
+    [
+        _f("source_file", StringType(), False),
+        _f("line_no", LongType(), False),
+        _f("observer", IntegerType()),
+        _f("value", StringType(), False),
+    ]
+)
+
+# --- silver -----------------------------------------------------------------
+
+#: One row per observation. ``kind`` (see domains.EVENT_KINDS) says which of the
+#: typed columns are filled; the others are null.
+#:
+#: Metadata kinds (controller order in ``metadata_offset``):
+#:   topic_record            topic, topic_id
+#:   partition_record        topic_id, partition, replicas, isr, removing_replicas,
+#:                           adding_replicas, leader, leader_epoch, partition_epoch,
+#:                           leader_recovery_state (0 when absent), elr, last_known_elr
+#:   partition_change        topic_id, partition, and, exactly as Kafka encodes them:
+#:                           leader (-2 = NO_LEADER_CHANGE when the key is absent,
+#:                           -1 = no leader), leader_recovery_state (-1 = no change),
+#:                           isr / replicas / adding_replicas / removing_replicas /
+#:                           elr / last_known_elr (null = unchanged, [] = empty)
+#:   register_broker         replica (= broker id), broker_epoch, fenced (1 fenced, 0 not)
+#:   fence_broker            replica, broker_epoch, fenced = 1
+#:   unfence_broker          replica, broker_epoch, fenced = -1
+#:   broker_registration_change
+#:                           replica, broker_epoch, fenced (1 fence, -1 unfence,
+#:                           0 no change), in_controlled_shutdown (1 or 0)
+#: Request-log kinds (observer = the broker whose request log it is, the leader):
+#:   fetch_request           replica (the follower), fetch_offset (= follower LEO),
+#:                           last_fetched_epoch, current_leader_epoch, log_start_offset,
+#:                           api_version, client_id
+#:   fetch_response          replica (the follower it answered), hwm (the leader's HWM),
+#:                           error_code, diverging_epoch, diverging_end_offset,
+#:                           log_start_offset, records_size, api_version
+#:   produce                 acks, base_offset, error_code, client_id, api_version
+#:   epoch_query             replica, requested_epoch, current_leader_epoch
+#:                           (an OffsetsForLeaderEpoch request partition)
+#:   epoch_answer            replica, leader_epoch, end_offset, error_code
+#:                           (an OffsetsForLeaderEpoch response partition)
+PARTITION_EVENTS = StructType(
+    [
+        _f("cluster", StringType(), False),
+        _f("topic", StringType()),
+        _f("topic_id", StringType()),
+        _f("partition", IntegerType()),
+        _f("observer", IntegerType()),
+        _f("source_file", StringType(), False),
+        _f("line_no", LongType(), False),
+        _f("event_time", TimestampType()),
+        _f("metadata_offset", LongType()),
+        _f("seq", LongType(), False),
+        _f("kind", StringType(), False),
+        _f("leader", IntegerType()),
+        _f("leader_epoch", IntegerType()),
+        _f("partition_epoch", IntegerType()),
+        _f("replicas", INT_ARRAY),
+        _f("isr", INT_ARRAY),
+        _f("elr", INT_ARRAY),
+        _f("last_known_elr", INT_ARRAY),
+        _f("adding_replicas", INT_ARRAY),
+        _f("removing_replicas", INT_ARRAY),
+        _f("leader_recovery_state", IntegerType()),
+        _f("replica", IntegerType()),
+        _f("broker_epoch", LongType()),
+        _f("fenced", IntegerType()),
+        _f("in_controlled_shutdown", IntegerType()),
+        _f("fetch_offset", LongType()),
+        _f("last_fetched_epoch", IntegerType()),
+        _f("current_leader_epoch", IntegerType()),
+        _f("log_start_offset", LongType()),
+        _f("hwm", LongType()),
+        _f("diverging_epoch", IntegerType()),
+        _f("diverging_end_offset", LongType()),
+        _f("records_size", LongType()),
+        _f("requested_epoch", IntegerType()),
+        _f("end_offset", LongType()),
+        _f("base_offset", LongType()),
+        _f("acks", IntegerType()),
+        _f("error_code", IntegerType()),
+        _f("client_id", StringType()),
+        _f("api_version", IntegerType()),
+    ]
+)
+
+#: Lines that could not be read: never dropped, never a finding.
+QUARANTINE = StructType(
+    [
+        _f("cluster", StringType(), False),
+        _f("source_file", StringType(), False),
+        _f("line_no", LongType(), False),
+        _f("reason", StringType(), False),
+        _f("text", StringType(), False),  # first 8 KiB of the raw line
+        _f("text_truncated", BooleanType(), False),
+        _f("date", StringType(), False),
+    ]
+)
+
+#: Per input file accounting; becomes run_manifest.json's ``files``.
+FILE_STATS = StructType(
+    [
+        _f("path", StringType(), False),
+        _f("kind", StringType(), False),
+        _f("observer", IntegerType()),
+        _f("lines_read", LongType(), False),
+        _f("lines_parsed", LongType(), False),
+        _f("lines_ignored", LongType(), False),
+        _f("lines_quarantined", LongType(), False),
+    ]
+)
+
+# --- gold -------------------------------------------------------------------
+
+EVIDENCE = ArrayType(
+    StructType(
+        [
+            _f("source_file", StringType()),
+            _f("line_no", LongType()),
+            _f("text", StringType()),
+        ]
+    )
+)
+
+ACKED_PRODUCES = ArrayType(
+    StructType(
+        [
+            _f("client_id", StringType()),
+            _f("base_offset", LongType()),
+            _f("source_file", StringType()),
+            _f("line_no", LongType()),
+        ]
+    )
+)
+
+ANOMALIES = StructType(
+    [
+        _f("anomaly_id", StringType(), False),
+        _f("kind", StringType(), False),
+        _f("severity", StringType(), False),
+        _f("confidence", StringType(), False),
+        _f("cluster", StringType(), False),
+        _f("topic", StringType()),
+        _f("topic_id", StringType()),
+        _f("partition", IntegerType()),
+        _f("leader_epoch", IntegerType()),
+        _f("replica", IntegerType()),
+        _f("offset_start", LongType()),
+        _f("offset_end", LongType()),
+        _f("records_lost", LongType()),
+        _f("qualifier", StringType()),
+        _f("caused_by", ArrayType(StringType(), containsNull=False)),
+        _f("detected_at", TimestampType()),
+        _f("profile", StringType(), False),
+        _f("explanation", StringType(), False),
+        _f("evidence", EVIDENCE),
+        _f("acked_produces", ACKED_PRODUCES),
+        _f("date", StringType(), False),
+    ]
+)
+
+EPOCH_LINEAGE = StructType(
+    [
+        _f("cluster", StringType(), False),
+        _f("topic", StringType()),
+        _f("topic_id", StringType()),
+        _f("partition", IntegerType(), False),
+        _f("leader_epoch", IntegerType(), False),
+        _f("leader", IntegerType(), False),
+        _f("election_kind", StringType(), False),
+        _f("partition_epoch", IntegerType()),
+        _f("start_time", TimestampType()),
+        _f("end_time", TimestampType()),
+        _f("start_offset", LongType()),
+        _f("start_offset_known", BooleanType(), False),
+        _f("isr", INT_ARRAY),
+        _f("elr", INT_ARRAY),
+        _f("metadata_offset", LongType()),
+        _f("date", StringType(), False),
+    ]
+)
+
+REPLICA_OFFSETS = StructType(
+    [
+        _f("cluster", StringType(), False),
+        _f("topic", StringType()),
+        _f("topic_id", StringType()),
+        _f("partition", IntegerType(), False),
+        _f("replica", IntegerType(), False),
+        _f("observer", IntegerType()),
+        _f("event_time", TimestampType()),
+        _f("leader_epoch", IntegerType()),
+        _f("leo", LongType()),
+        _f("hwm", LongType()),
+        _f("source_file", StringType(), False),
+        _f("line_no", LongType(), False),
+        _f("date", StringType(), False),
+    ]
+)
+
+PARTITION_VERDICTS = StructType(
+    [
+        _f("cluster", StringType(), False),
+        _f("topic", StringType()),
+        _f("topic_id", StringType()),
+        _f("partition", IntegerType(), False),
+        _f("verdict", StringType(), False),
+        _f("profile", StringType(), False),
+        _f("findings", IntegerType(), False),
+        _f("evidence_kinds", ArrayType(StringType(), containsNull=False)),
+        _f("observers", INT_ARRAY),
+        _f("gaps", ArrayType(StringType(), containsNull=False)),
+        _f("events", LongType(), False),
+        _f("first_event_time", TimestampType()),
+        _f("last_event_time", TimestampType()),
+        _f("date", StringType(), False),
+    ]
+)
+
+#: Gold tables by the folder name they are published under.
+GOLD_TABLES: dict[str, StructType] = {
+    "anomalies": ANOMALIES,
+    "epoch_lineage": EPOCH_LINEAGE,
+    "replica_offsets": REPLICA_OFFSETS,
+    "partition_verdicts": PARTITION_VERDICTS,
+    "quarantine": QUARANTINE,
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Set up epochtrail in ./.venv: checks Java 17+ (Spark needs it), installs the
+# pinned packages. `bash setup.sh` for the tool, `bash setup.sh --dev` for the
+# tool plus what the tests need. Safe to run again: it only reinstalls when
+# pyproject.toml changed.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+extra=""
+[ "${1:-}" = "--dev" ] && extra="[dev]"
+
+java_major() {
+  local java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+  command -v "$java" >/dev/null 2>&1 || return 1
+  "$java" -version 2>&1 | sed -n 's/.*version "\([0-9]*\)\.\{0,1\}\([0-9]*\).*/\1 \2/p' | head -n 1 |
+    awk '{ print ($1 == 1 ? $2 : $1) }'
+}
+major="$(java_major || true)"
+if [ -z "$major" ] || [ "$major" -lt 17 ]; then
+  echo "epochtrail needs Java 17 or newer (Spark 4 runs on the JVM); found: ${major:-none}." >&2
+  echo "Install it, e.g. 'apt-get install -y openjdk-17-jre-headless' (Debian/Ubuntu)" >&2
+  echo "or 'brew install openjdk@17' (macOS), then set JAVA_HOME and run this again." >&2
+  exit 1
+fi
+
+python=""
+for candidate in python3.11 python3; do
+  if command -v "$candidate" >/dev/null 2>&1 &&
+     "$candidate" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else 1)'; then
+    python="$candidate"; break
+  fi
+done
+if [ -z "$python" ]; then
+  echo "epochtrail needs Python 3.11 (python3.11 or python3 on PATH)." >&2
+  exit 1
+fi
+
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+stamp=".venv/.epochtrail-installed${extra}"
+want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -e ".${extra}"
+  echo "$want" > "$stamp"
+fi
+echo "epochtrail is set up in .venv (Java $major, $(.venv/bin/python --version))."

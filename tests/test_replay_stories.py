@@ -1,0 +1,237 @@
+"""The protocol's stories in KRaft terms, replayed by the pure core."""
+
+from __future__ import annotations
+
+from replay import ReplayContext, replay_partition
+from replay.findings import (
+    CommittedDataLoss,
+    HwmRegression,
+    LogDivergence,
+    TruncationBelowHwm,
+    UncleanElection,
+)
+from replay.types import (
+    NO_LEADER,
+    RECOVERING,
+    Confidence,
+    ElectionKind,
+    FindingKind,
+    Scope,
+    Severity,
+    Verdict,
+)
+from tests.replay_fixtures import KEY, Story
+
+ALL_LOGS = ReplayContext(key=KEY, request_log_observers=frozenset({1, 2, 3}))
+
+
+def by_kind(result, kind):  # type: ignore[no-untyped-def]
+    return [f for f in result.findings if f.kind == kind]
+
+
+def test_clean_failover_has_no_finding() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.fetch(1, 3, 100, epoch=0, last_fetched=0, hwm=100)
+    s.produce(1, 99, acks=-1)
+    s.tick()
+    s.fence(1)
+    s.change(leader=2, isr=(2, 3))
+    s.tick()
+    s.fetch(2, 3, 100, epoch=1, last_fetched=0, hwm=100)
+    s.fetch(2, 1, 100, epoch=1, last_fetched=0, hwm=100)
+    s.change(isr=(2, 3, 1))
+
+    result = replay_partition(s.events, ALL_LOGS)
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.VALID
+    assert [(v.leader_epoch, v.leader, v.election) for v in result.lineage] == [
+        (0, 1, ElectionKind.INITIAL),
+        (1, 2, ElectionKind.CLEAN),
+    ]
+
+
+def unclean_story() -> Story:
+    """Seed 003 2.8 and kafka-formats.md 2.6: the ISR shrinks to the leader,
+    the leader is fenced, an out-of-sync replica is elected uncleanly, and the
+    old leader returns and truncates below the HWM."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.fetch(1, 3, 100, epoch=0, last_fetched=0, hwm=100)
+    s.change(isr=(1,))  # 2 and 3 fall behind; no leader change, no new epoch
+    s.fetch(1, 2, 120, epoch=0, last_fetched=0, hwm=150)  # leader alone: HWM = its LEO
+    s.produce(1, 140, acks=-1, client="billing")
+    s.tick(10)
+    s.fence(1)
+    s.change(leader=NO_LEADER)  # last ISR member fenced: offline, epoch 1
+    s.change(leader=2, isr=(2,), recovery=RECOVERING)  # ElectLeaders(UNCLEAN): epoch 2
+    s.tick()
+    s.fetch(2, 3, 100, epoch=2, last_fetched=0, hwm=120)
+    s.produce(2, 120, acks=-1, client="billing")
+    s.tick(10)
+    s.fetch(2, 1, 150, epoch=2, last_fetched=0, hwm=121, diverging=(0, 120))
+    s.fetch(2, 1, 120, epoch=2, last_fetched=0, hwm=121)
+    s.fetch(2, 1, 121, epoch=2, last_fetched=2, hwm=121)
+    return s
+
+
+def test_unclean_election_then_truncation_below_hwm_loses_committed_data() -> None:
+    result = replay_partition(unclean_story().events, ALL_LOGS)
+
+    assert result.verdict == Verdict.INVALID
+    assert sorted(f.kind.value for f in result.findings) == [
+        "committed_data_loss",
+        "hwm_regression",
+        "truncation_below_hwm",
+        "unclean_election",
+    ]
+
+    [election] = by_kind(result, FindingKind.UNCLEAN_ELECTION)
+    assert isinstance(election, UncleanElection)
+    assert (election.key.topic, election.key.partition) == ("orders", 0)
+    assert (election.leader_epoch, election.replica) == (2, 2)
+    assert (election.offset_start, election.offset_end, election.records_lost) == (120, 150, 30)
+    assert election.severity == Severity.CRITICAL
+    assert election.confidence == Confidence.CONFIRMED
+
+    [truncation] = by_kind(result, FindingKind.TRUNCATION_BELOW_HWM)
+    assert isinstance(truncation, TruncationBelowHwm)
+    assert (truncation.leader_epoch, truncation.replica) == (2, 1)
+    assert (truncation.offset_start, truncation.offset_end) == (120, 150)
+    assert truncation.records_lost == 30
+    assert truncation.qualifier == Scope.GLOBAL
+    assert truncation.caused_by == (election.anomaly_id,)
+    assert [(e.source_file, e.line_no) for e in truncation.evidence] == [
+        ("broker-1/kafka-request.log", 3),  # HWM 150 exposed by the old leader
+        ("broker-2/kafka-request.log", 3),  # old leader still at 150 in epoch 2
+        ("broker-2/kafka-request.log", 4),  # ... and then at 120
+    ]
+
+    [regression] = by_kind(result, FindingKind.HWM_REGRESSION)
+    assert isinstance(regression, HwmRegression)
+    assert (regression.leader_epoch, regression.replica) == (2, 2)
+    assert (regression.offset_start, regression.offset_end) == (120, 150)
+    assert regression.caused_by == (election.anomaly_id,)
+
+    [loss] = by_kind(result, FindingKind.COMMITTED_DATA_LOSS)
+    assert isinstance(loss, CommittedDataLoss)
+    assert (loss.leader_epoch, loss.replica) == (2, None)
+    assert (loss.offset_start, loss.offset_end, loss.records_lost) == (120, 150, 30)
+    assert loss.caused_by == (election.anomaly_id, truncation.anomaly_id)
+    assert [(a.client_id, a.base_offset) for a in loss.acked_produces] == [("billing", 140)]
+
+    assert [(v.leader_epoch, v.leader, v.election) for v in result.lineage] == [
+        (0, 1, ElectionKind.INITIAL),
+        (1, -1, ElectionKind.OFFLINE),
+        (2, 2, ElectionKind.UNCLEAN),
+    ]
+    assert result.lineage[2].start_offset.exact == 120
+
+
+def test_acks_1_records_above_hwm_truncated_after_clean_failover_is_no_finding() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.fetch(1, 3, 100, epoch=0, last_fetched=0, hwm=100)
+    s.produce(1, 100, acks=1)  # on the leader only; the HWM stays at 100
+    s.tick()
+    s.fence(1)
+    s.change(leader=2, isr=(2, 3))
+    s.tick()
+    s.fetch(2, 3, 100, epoch=1, last_fetched=0, hwm=100)
+    s.fetch(2, 1, 110, epoch=1, last_fetched=0, hwm=100, diverging=(0, 100))
+    s.fetch(2, 1, 100, epoch=1, last_fetched=0, hwm=100)
+
+    result = replay_partition(s.events, ALL_LOGS)
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.VALID
+    assert result.lineage[1].start_offset.exact == 100
+
+
+def test_local_truncation_below_hwm_when_the_leader_still_holds_the_data() -> None:
+    """A follower restarts after losing unflushed data below the HWM; the
+    leader still has it (seed 002 5.1.1): committed data removed locally."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 200, epoch=0, last_fetched=0, hwm=200)
+    s.fetch(1, 3, 200, epoch=0, last_fetched=0, hwm=200)
+    s.tick(5)
+    s.fetch(1, 3, 170, epoch=0, last_fetched=0, hwm=200)
+
+    result = replay_partition(s.events, ALL_LOGS)
+
+    [truncation] = result.findings
+    assert isinstance(truncation, TruncationBelowHwm)
+    assert (truncation.leader_epoch, truncation.replica) == (0, 3)
+    assert (truncation.offset_start, truncation.offset_end) == (170, 200)
+    assert truncation.qualifier == Scope.LOCAL
+    assert truncation.records_lost is None
+    assert truncation.severity == Severity.WARNING
+
+
+def test_unresolved_divergence_below_hwm_is_a_log_divergence() -> None:
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 50, epoch=0, last_fetched=0, hwm=50)
+    s.fence(1)
+    s.change(leader=2, isr=(2,))
+    s.fetch(2, 1, 60, epoch=1, last_fetched=0, hwm=80, diverging=(0, 50))
+    s.fetch(2, 1, 60, epoch=1, last_fetched=0, hwm=80)  # keeps its suffix
+
+    result = replay_partition(s.events, ReplayContext(KEY, request_log_observers=frozenset({1, 2})))
+
+    [divergence] = by_kind(result, FindingKind.LOG_DIVERGENCE)
+    assert isinstance(divergence, LogDivergence)
+    assert (divergence.leader_epoch, divergence.replica, divergence.leader) == (1, 1, 2)
+    assert (divergence.offset_start, divergence.offset_end) == (50, 60)
+    assert divergence.records_lost == 10
+    assert divergence.qualifier == Scope.UNRESOLVED
+
+
+def test_a_leader_without_request_log_leaves_the_verdict_unknown() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.fence(1)
+    s.change(leader=2, isr=(2, 3))
+
+    result = replay_partition(s.events, ReplayContext(KEY, request_log_observers=frozenset({1})))
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    assert result.coverage.gaps == (
+        "no request log from broker 2, leader in epoch(s) 1: the HWM it exposed is not in evidence",
+    )
+
+
+def test_observations_without_metadata_are_unknown_not_valid() -> None:
+    s = Story()
+    s.fetch(1, 2, 100, epoch=3, last_fetched=3, hwm=100)
+
+    result = replay_partition(s.events, ALL_LOGS)
+
+    assert result.verdict == Verdict.UNKNOWN
+    assert any("no PartitionRecord" in gap for gap in result.coverage.gaps)
+
+
+def test_unclean_election_with_unknown_start_offset_says_so() -> None:
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.change(isr=(1,))
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=130)
+    s.fence(1)
+    s.change(leader=2, isr=(2,), recovery=RECOVERING)
+
+    result = replay_partition(s.events, ReplayContext(KEY, request_log_observers=frozenset({1, 2})))
+
+    [election] = result.findings
+    assert isinstance(election, UncleanElection)
+    assert (election.leader_epoch, election.replica) == (1, 2)
+    assert (election.offset_start, election.offset_end, election.records_lost) == (None, 130, None)
+    assert election.severity == Severity.WARNING
+    assert "not in the evidence" in election.explain()
