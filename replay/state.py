@@ -2,10 +2,11 @@
 
 ``PartitionRegistration`` is the controller's view of one partition, merged
 exactly as ``PartitionRegistration.merge`` does (kafka-formats.md section 2.5).
-``History`` is the observer's bookkeeping: the true HWM (the highest HWM any
-leader ever exposed; it never goes back, while a replica's local HWM can), each
-replica's log end as the evidence shows it, every leader epoch with what is
-known of its start offset, and the truncations and divergences seen. The
+``History`` is the observer's bookkeeping: every leader epoch with what is
+known of its start offset and the highest HWM exposed in it (from which the
+properties derive the true HWM, which never goes back while a replica's local
+HWM can), each replica's log end as the evidence shows it, and the
+truncations and divergences seen. The
 properties judge the history; they never look at raw events.
 """
 
@@ -136,12 +137,15 @@ class EpochView:
     began: Source
     began_at: datetime | None
     metadata_offset: int | None
-    true_hwm_before: int | None
-    true_hwm_before_source: Source | None
     #: the new leader's last fetched epoch as a follower, when it was seen.
     leader_last_fetched_epoch: int | None
     start_offset: Bound = field(default_factory=Bound)
     ended_at: datetime | None = None
+    #: the highest HWM exposed (or implied by an acks=all ack) in this epoch
+    committed: int | None = None
+    committed_source: Source | None = None
+    #: the lowest base offset its leader acknowledged in this epoch
+    lowest_write: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +179,9 @@ class Truncation:
     leader_epoch: int | None
     #: epoch of the replica's newest data before it truncated
     top_epoch: int | None
-    true_hwm: int | None
-    true_hwm_source: Source | None
+    #: the highest HWM exposed in the epoch in force when it truncated
+    epoch_committed: int | None
+    epoch_committed_source: Source | None
     before: Source | None
     after: Source
     at: datetime | None
@@ -191,7 +196,7 @@ class Divergence:
     end_offset: int
     follower_leo: int
     follower_last_fetched_epoch: int | None
-    true_hwm: int | None
+    epoch_committed: int | None
     request: Source
     answer: Source
     at: datetime | None
@@ -208,7 +213,8 @@ class Exposure:
     hwm: int
     source: Source
     at: datetime | None
-    true_hwm_before: int | None
+    #: the leader was the only ISR member: its HWM was its log end
+    sole_isr: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,8 +241,6 @@ class ReplayContext:
 class History:
     registration: PartitionRegistration | None = None
     epochs: tuple[EpochView, ...] = ()
-    true_hwm: int | None = None
-    true_hwm_source: Source | None = None
     replicas: tuple[tuple[int, ReplicaLog], ...] = ()
     sessions: tuple[tuple[tuple[int | None, int], Session], ...] = ()
     truncations: tuple[Truncation, ...] = ()

@@ -122,8 +122,6 @@ def _partition_record(history: History, record: PartitionRecord) -> History:
         began=record.origin.source,
         began_at=record.origin.time,
         metadata_offset=record.origin.metadata_offset,
-        true_hwm_before=history.true_hwm,
-        true_hwm_before_source=history.true_hwm_source,
         leader_last_fetched_epoch=None,
         start_offset=start,
     )
@@ -186,8 +184,6 @@ def _partition_change(history: History, record: PartitionChangeRecord) -> Histor
         began=record.origin.source,
         began_at=record.origin.time,
         metadata_offset=record.origin.metadata_offset,
-        true_hwm_before=history.true_hwm,
-        true_hwm_before_source=history.true_hwm_source,
         leader_last_fetched_epoch=new_leader_log.last_fetched_epoch,
     )
     return _end_current_epoch(history, record.origin, after, view)
@@ -238,10 +234,17 @@ def _note_unknown_epoch(history: History, named: int | None, source: Source) -> 
     return history
 
 
-def _raise_true_hwm(history: History, value: int, source: Source) -> History:
-    if history.true_hwm is not None and value <= history.true_hwm:
+def _commit(history: History, epoch: int | None, value: int, source: Source) -> History:
+    """Offsets below ``value`` were committed in ``epoch`` (exposed as its HWM)."""
+    view = history.epoch(epoch)
+    if view is None or (view.committed is not None and value <= view.committed):
         return history
-    return replace(history, true_hwm=value, true_hwm_source=source)
+    return history.with_epoch(replace(view, committed=value, committed_source=source))
+
+
+def _committed_in(history: History, epoch: int | None) -> tuple[int | None, Source | None]:
+    view = history.epoch(epoch)
+    return (None, None) if view is None else (view.committed, view.committed_source)
 
 
 def _hold(history: History, broker: int, offset: int, source: Source) -> History:
@@ -258,6 +261,14 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
     history = _note_unknown_epoch(history, fetch.current_leader_epoch, source)
     log = history.replica(fetch.replica)
     if log.held is not None and fetch.fetch_offset < log.held:
+        epoch = _epoch_in_force(history, fetch.current_leader_epoch)
+        committed, committed_source = _committed_in(history, epoch)
+        cause = _divergence_resolved_by(history, fetch)
+        if cause is not None:
+            # Kafka truncated when it read the diverging answer, not when it
+            # next fetched: judge against what was committed then.
+            committed = cause.epoch_committed
+            committed_source = None
         history = replace(
             history,
             truncations=history.truncations
@@ -266,10 +277,10 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
                     replica=fetch.replica,
                     from_offset=log.held,
                     to_offset=fetch.fetch_offset,
-                    leader_epoch=_epoch_in_force(history, fetch.current_leader_epoch),
+                    leader_epoch=epoch,
                     top_epoch=log.top_epoch,
-                    true_hwm=history.true_hwm,
-                    true_hwm_source=history.true_hwm_source,
+                    epoch_committed=committed,
+                    epoch_committed_source=committed_source,
                     before=log.held_source,
                     after=source,
                     at=fetch.origin.time,
@@ -322,6 +333,18 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
             source=source,
         ),
     )
+
+
+def _divergence_resolved_by(history: History, fetch: FollowerFetch) -> Divergence | None:
+    for d in reversed(history.divergences):
+        if (
+            d.replica == fetch.replica
+            and d.resolved_by is None
+            and d.persisted_by is None
+            and fetch.fetch_offset <= d.end_offset
+        ):
+            return d
+    return None
 
 
 def _settle_divergences(history: History, fetch: FollowerFetch) -> History:
@@ -417,7 +440,9 @@ def _diverge(
         end_offset=end_offset,
         follower_leo=session.fetch_offset,
         follower_last_fetched_epoch=session.last_fetched_epoch,
-        true_hwm=history.true_hwm,
+        epoch_committed=_committed_in(
+            history, _epoch_in_force(history, session.current_leader_epoch)
+        )[0],
         request=session.source,
         answer=source,
         at=origin.time,
@@ -433,21 +458,25 @@ def _fetch_answer(history: History, answer: FetchAnswer) -> History:
     session = history.session(leader, answer.replica)
     named = None if session is None else session.current_leader_epoch
     if answer.hwm is not None and answer.hwm >= 0:
+        epoch = _epoch_in_force(history, named)
+        registration = history.registration
         history = replace(
             history,
             exposures=history.exposures
             + (
                 Exposure(
                     leader=leader,
-                    leader_epoch=_epoch_in_force(history, named),
+                    leader_epoch=epoch,
                     hwm=answer.hwm,
                     source=source,
                     at=answer.origin.time,
-                    true_hwm_before=history.true_hwm,
+                    sole_isr=registration is not None
+                    and leader is not None
+                    and registration.isr == (leader,),
                 ),
             ),
         )
-        history = _raise_true_hwm(history, answer.hwm, source)
+        history = _commit(history, epoch, answer.hwm, source)
         if leader is not None:
             # A leader's HWM never exceeds its own log end.
             history = _hold(history, leader, answer.hwm, source)
@@ -484,12 +513,19 @@ def _produce_ack(history: History, ack: ProduceAck) -> History:
                 history = history.with_replica(leader, replace(log, top_epoch=epoch))
     if current is not None and epoch is not None:
         # Written in this epoch, so the epoch began at or below it.
+        lowest = current.lowest_write
         history = history.with_epoch(
-            replace(current, start_offset=current.start_offset.at_most(ack.base_offset, source))
+            replace(
+                current,
+                start_offset=current.start_offset.at_most(ack.base_offset, source),
+                lowest_write=ack.base_offset if lowest is None else min(lowest, ack.base_offset),
+            )
         )
     if ack.acks == ACKS_ALL:
-        # acks=all is answered only once the HWM passed the batch (seed 003 2.7).
-        history = _raise_true_hwm(history, ack.base_offset + 1, source)
+        # acks=all is answered only once the HWM passed the batch (seed 003
+        # 2.7); the log shows the batch's size in bytes, not its record count,
+        # so base + 1 is what the evidence fixes.
+        history = _commit(history, epoch, ack.base_offset + 1, source)
         history = replace(
             history,
             acked=history.acked

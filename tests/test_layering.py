@@ -33,8 +33,7 @@ def test_replay_imports_the_standard_library_only() -> None:
 
 def test_the_simulator_never_imports_the_replay_core_or_the_pipeline() -> None:
     folder = ROOT / "simulator"
-    if not folder.exists():
-        return
+    assert any(folder.rglob("*.py"))
     offending = [
         f"{path.relative_to(ROOT)}:{line} imports {module}"
         for path, line, module in imported_modules(folder)

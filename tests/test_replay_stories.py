@@ -235,3 +235,69 @@ def test_unclean_election_with_unknown_start_offset_says_so() -> None:
     assert (election.offset_start, election.offset_end, election.records_lost) == (None, 130, None)
     assert election.severity == Severity.WARNING
     assert "not in the evidence" in election.explain()
+
+
+def test_an_uncommitted_tail_rewritten_and_committed_by_the_new_leader_is_no_finding() -> None:
+    """Seed 000, divergence scenario: the old leader's uncommitted suffix is
+    orphaned; the new leader writes and commits other records at the same
+    offsets. Truncating the orphan removes nothing that was ever committed."""
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 200, epoch=0, last_fetched=0, hwm=200)
+    s.produce(1, 200, acks=1)  # [200, 210) on the leader only
+    s.fence(1)
+    s.change(leader=2, isr=(2,))
+    s.produce(2, 200, acks=-1)
+    s.fetch(2, 1, 210, epoch=1, last_fetched=0, hwm=220, diverging=(0, 200))
+    s.fetch(2, 1, 200, epoch=1, last_fetched=0, hwm=220)
+
+    result = replay_partition(s.events, ReplayContext(KEY, request_log_observers=frozenset({1, 2})))
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.VALID
+
+
+def test_last_replica_standing_loses_what_its_disk_lost() -> None:
+    """Seed 003 2.4 note and seed 002 5.3: the only ISR member loses unflushed
+    data in an unclean shutdown and, still in the ISR, is re-elected cleanly."""
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.change(isr=(1,))
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=300)  # 2 stalls; 1 alone commits to 300
+    s.fence(1)
+    s.change(leader=NO_LEADER)
+    s.change(leader=1)  # back, with a log that ends at 250: a clean election
+    s.fetch(1, 2, 100, epoch=2, last_fetched=0, hwm=250)  # its HWM is its log end
+    s.produce(1, 250, acks=-1)
+
+    result = replay_partition(s.events, ReplayContext(KEY, request_log_observers=frozenset({1, 2})))
+
+    assert sorted(f.kind.value for f in result.findings) == [
+        "committed_data_loss",
+        "hwm_regression",
+    ]
+    [loss] = by_kind(result, FindingKind.COMMITTED_DATA_LOSS)
+    assert (loss.leader_epoch, loss.offset_start, loss.offset_end, loss.records_lost) == (
+        2, 250, 300, 50)
+    assert loss.caused_by == ()
+    [regression] = by_kind(result, FindingKind.HWM_REGRESSION)
+    assert (regression.leader_epoch, regression.replica) == (2, 1)
+    assert (regression.offset_start, regression.offset_end) == (250, 300)
+    assert result.lineage[2].election == ElectionKind.CLEAN
+
+
+def test_a_loss_is_counted_once_where_it_happened() -> None:
+    """After an unclean election lost [120, 150), a later clean failover inside
+    that range is judged against the surviving lineage, not the lost HWM."""
+    s = unclean_story()
+    s.change(isr=(2, 1))
+    s.fence(2)
+    s.change(leader=1, isr=(1,))
+    s.fetch(1, 3, 121, epoch=3, last_fetched=2, hwm=121)
+
+    result = replay_partition(s.events, ALL_LOGS)
+
+    assert [(f.kind.value, f.leader_epoch) for f in by_kind(
+        result, FindingKind.COMMITTED_DATA_LOSS)] == [("committed_data_loss", 2)]
+    assert result.lineage[3].election == ElectionKind.CLEAN
