@@ -1,0 +1,402 @@
+"""Streamed writers for the artefacts a 3.6 KRaft cluster leaves behind.
+
+* ``broker-N/kafka-request.log``: ``kafka.request.logger`` DEBUG lines, KIP-673
+  JSON (kafka-formats.md 1.2, 1.5, 1.6). Only requests the broker *received*.
+* ``controller/metadata.log.txt``: ``kafka-dump-log --cluster-metadata-decoder``
+  of ``__cluster_metadata-0`` (kafka-formats.md 2.1-2.4).
+
+Every line is written as it happens; nothing is kept in memory beyond the
+open file handles. JSON keys follow the message schemas' field order.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, TextIO
+
+# 2024-05-01 10:00:00 UTC: simulated time 0.
+EPOCH_MS = 1714557600000
+_BASE = datetime(2024, 5, 1, 10, 0, 0)
+
+NONE = 0
+OFFSET_OUT_OF_RANGE = 1
+NOT_LEADER_OR_FOLLOWER = 6
+REQUEST_TIMED_OUT = 7
+NOT_ENOUGH_REPLICAS = 19
+NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
+FENCED_LEADER_EPOCH = 74
+UNKNOWN_LEADER_EPOCH = 75
+
+RECORD_BYTES = 100  # bytes per record in a batch, for recordsSizeInBytes
+BATCH_OVERHEAD = 61
+
+
+def dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def batch_bytes(records: int) -> int:
+    return BATCH_OVERHEAD + RECORD_BYTES * records if records > 0 else 0
+
+
+class _Stamp:
+    """``yyyy-MM-dd HH:mm:ss,SSS`` for a simulated millisecond, cached per second."""
+
+    def __init__(self) -> None:
+        self._second = -1
+        self._prefix = ""
+
+    def __call__(self, ms: int) -> str:
+        second, milli = divmod(ms, 1000)
+        if second != self._second:
+            self._second = second
+            self._prefix = (_BASE + timedelta(seconds=second)).strftime("%Y-%m-%d %H:%M:%S")
+        return f"{self._prefix},{milli:03d}"
+
+
+def ip(broker: int) -> str:
+    return f"10.0.0.{broker}"
+
+
+class RequestLog:
+    """One broker's ``kafka-request.log``, appended line by line."""
+
+    def __init__(self, path: Path, broker: int) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.broker = broker
+        self._fh: TextIO = path.open("w", encoding="utf-8", buffering=1 << 16)
+        self._stamp = _Stamp()
+        self._correlation: dict[str, int] = {}
+        self.lines = 0
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def _write(
+        self,
+        ms: int,
+        api_key: int,
+        name: str,
+        version: int,
+        client: str,
+        request: object,
+        response: object,
+        connection: str,
+        total_ms: float,
+        remote_ms: float,
+        software: tuple[str, str],
+    ) -> None:
+        corr = self._correlation.get(client, 0) + 1
+        self._correlation[client] = corr
+        body: dict[str, Any] = {
+            "isForwarded": False,
+            "requestHeader": {
+                "requestApiKey": api_key,
+                "requestApiVersion": version,
+                "correlationId": corr,
+                "clientId": client,
+                "requestApiKeyName": name,
+            },
+            "request": request,
+            "response": response,
+            "connection": connection,
+            "totalTimeMs": total_ms,
+            "requestQueueTimeMs": 0.021,
+            "localTimeMs": 0.311,
+            "remoteTimeMs": remote_ms,
+            "throttleTimeMs": 0,
+            "responseQueueTimeMs": 0.03,
+            "sendTimeMs": 0.05,
+            "securityProtocol": "PLAINTEXT",
+            "principal": "User:ANONYMOUS",
+            "listener": "PLAINTEXT",
+            "clientInformation": {"softwareName": software[0], "softwareVersion": software[1]},
+        }
+        self._fh.write(
+            f"[{self._stamp(ms)}] DEBUG Completed request:{dumps(body)} (kafka.request.logger)\n"
+        )
+        self.lines += 1
+
+    def fetch(
+        self,
+        ms: int,
+        follower: int,
+        session_id: int,
+        parts: list[tuple[str, int, int, int, int]],
+        answers: list[tuple[str, int, int, int, tuple[int, int] | None, int]],
+        wait_ms: float,
+    ) -> None:
+        """A follower's Fetch v13 (full request, sessionEpoch 0).
+
+        parts: (topic id, partition, current leader epoch, fetch offset, last
+        fetched epoch). answers: (topic id, partition, error code, high
+        watermark, diverging (epoch, end offset) or None, records bytes)."""
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for topic_id, p, cle, offset, lfe in parts:
+            topics.setdefault(topic_id, []).append(
+                {
+                    "partition": p,
+                    "currentLeaderEpoch": cle,
+                    "fetchOffset": offset,
+                    "lastFetchedEpoch": lfe,
+                    "logStartOffset": 0,
+                    "partitionMaxBytes": 1048576,
+                }
+            )
+        request = {
+            "replicaId": follower,
+            "maxWaitMs": 500,
+            "minBytes": 1,
+            "maxBytes": 10485760,
+            "isolationLevel": 0,
+            "sessionId": 0,
+            "sessionEpoch": 0,
+            "topics": [{"topicId": k, "partitions": v} for k, v in topics.items()],
+            "forgottenTopicsData": [],
+            "rackId": "",
+        }
+        out: dict[str, list[dict[str, Any]]] = {}
+        for topic_id, p, error, hwm, diverging, size in answers:
+            part: dict[str, Any] = {
+                "partitionIndex": p,
+                "errorCode": error,
+                "highWatermark": hwm,
+                "lastStableOffset": hwm,
+                "logStartOffset": 0 if error == NONE else -1,
+            }
+            if diverging is not None:
+                part["divergingEpoch"] = {"epoch": diverging[0], "endOffset": diverging[1]}
+            part["abortedTransactions"] = None
+            part["preferredReadReplica"] = -1
+            part["recordsSizeInBytes"] = size
+            out.setdefault(topic_id, []).append(part)
+        response = {
+            "throttleTimeMs": 0,
+            "errorCode": 0,
+            "sessionId": session_id,
+            "responses": [{"topicId": k, "partitions": v} for k, v in out.items()],
+        }
+        connection = f"{ip(self.broker)}:9092-{ip(follower)}:{51000 + follower}-{follower}"
+        self._write(
+            ms,
+            1,
+            "FETCH",
+            13,
+            f"broker-{follower}-fetcher-0",
+            request,
+            response,
+            connection,
+            round(wait_ms + 0.412, 3),
+            round(wait_ms, 3),
+            ("unknown", "unknown"),
+        )
+
+    def produce(
+        self,
+        ms: int,
+        client: int,
+        topic: str,
+        p: int,
+        acks: int,
+        records: int,
+        error: int | None,
+        base: int,
+        waited_ms: int,
+    ) -> None:
+        """A producer's Produce v9; ``error`` None means acks=0 (no response)."""
+        request = {
+            "transactionalId": None,
+            "acks": acks,
+            "timeoutMs": 30000,
+            "topicData": [
+                {
+                    "name": topic,
+                    "partitionData": [{"index": p, "recordsSizeInBytes": batch_bytes(records)}],
+                }
+            ],
+        }
+        response: object
+        if error is None:
+            response = ""
+        else:
+            response = {
+                "responses": [
+                    {
+                        "name": topic,
+                        "partitionResponses": [
+                            {
+                                "index": p,
+                                "errorCode": error,
+                                "baseOffset": base if error == NONE else -1,
+                                "logAppendTimeMs": -1,
+                                "logStartOffset": 0 if error == NONE else -1,
+                                "recordErrors": [],
+                                "errorMessage": None,
+                            }
+                        ],
+                    }
+                ],
+                "throttleTimeMs": 0,
+            }
+        host = f"10.0.1.{client}"
+        connection = f"{ip(self.broker)}:9092-{host}:{40000 + client}-{client}"
+        self._write(
+            ms,
+            0,
+            "PRODUCE",
+            9,
+            f"producer-{client}",
+            request,
+            response,
+            connection,
+            round(waited_ms + 0.412, 3),
+            float(waited_ms),
+            ("apache-kafka-java", "3.6.1"),
+        )
+
+
+class MetadataDump:
+    """``kafka-dump-log --cluster-metadata-decoder`` of ``__cluster_metadata-0``."""
+
+    PATH = "/var/lib/kafka/metadata/__cluster_metadata-0/00000000000000000000.log"
+
+    def __init__(self, path: Path, quorum_epoch: int = 1) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: TextIO = path.open("w", encoding="utf-8", buffering=1 << 16)
+        self._fh.write(f"Dumping {self.PATH}\nLog starting offset: 0\n")
+        self.offset = 0
+        self.position = 0
+        self.quorum_epoch = quorum_epoch
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def batch(self, ms: int, records: list[dict[str, Any]]) -> None:
+        if not records:
+            return
+        ts = EPOCH_MS + ms
+        payloads = [dumps(r) for r in records]
+        sizes = [len(p) // 2 for p in payloads]
+        size = 61 + sum(s + 10 for s in sizes)
+        last = self.offset + len(records) - 1
+        crc = zlib.crc32("".join(payloads).encode()) & 0xFFFFFFFF
+        lines = [
+            f"baseOffset: {self.offset} lastOffset: {last} count: {len(records)} "
+            "baseSequence: -1 lastSequence: -1 producerId: -1 producerEpoch: -1 "
+            f"partitionLeaderEpoch: {self.quorum_epoch} isTransactional: false isControl: false "
+            f"deleteHorizonMs: OptionalLong.empty position: {self.position} CreateTime: {ts} "
+            f"size: {size} magic: 2 compresscodec: none crc: {crc} isvalid: true"
+        ]
+        for payload, value_size in zip(payloads, sizes, strict=True):
+            lines.append(
+                f"| offset: {self.offset} CreateTime: {ts} keySize: -1 valueSize: {value_size} "
+                f"sequence: -1 headerKeys: [] payload: {payload}"
+            )
+            self.offset += 1
+        self._fh.write("\n".join(lines) + "\n")
+        self.position += size
+
+
+# ---- metadata records (kafka-formats.md 2.4), keys in schema order ----------
+
+
+def _rec(kind: str, version: int, data: dict[str, Any]) -> dict[str, Any]:
+    return {"type": kind, "version": version, "data": data}
+
+
+def incarnation(broker: int, generation: int) -> str:
+    """A deterministic 22-character base64url uuid."""
+    import base64
+
+    raw = zlib.crc32(f"{broker}:{generation}".encode()).to_bytes(4, "big") * 4
+    return base64.urlsafe_b64encode(raw).decode()[:22]
+
+
+def register_broker(broker: int, epoch: int, generation: int) -> dict[str, Any]:
+    return _rec(
+        "REGISTER_BROKER_RECORD",
+        2,
+        {
+            "brokerId": broker,
+            "isMigratingZkBroker": False,
+            "incarnationId": incarnation(broker, generation),
+            "brokerEpoch": epoch,
+            "endPoints": [
+                {
+                    "name": "PLAINTEXT",
+                    "host": f"broker-{broker}",
+                    "port": 9092,
+                    "securityProtocol": 0,
+                }
+            ],
+            "features": [
+                {"name": "metadata.version", "minSupportedVersion": 1, "maxSupportedVersion": 14}
+            ],
+            "rack": None,
+            "fenced": True,
+            "inControlledShutdown": False,
+        },
+    )
+
+
+def broker_change(
+    broker: int, epoch: int, fenced: int = 0, shutdown: bool = False
+) -> dict[str, Any]:
+    data: dict[str, Any] = {"brokerId": broker, "brokerEpoch": epoch}
+    if fenced:
+        data["fenced"] = fenced
+    if shutdown:
+        data["inControlledShutdown"] = 1
+    return _rec("BROKER_REGISTRATION_CHANGE_RECORD", 1 if shutdown else 0, data)
+
+
+def topic_record(name: str, topic_id: str) -> dict[str, Any]:
+    return _rec("TOPIC_RECORD", 0, {"name": name, "topicId": topic_id})
+
+
+def config_record(topic: str, name: str, value: str) -> dict[str, Any]:
+    return _rec(
+        "CONFIG_RECORD",
+        0,
+        {"resourceType": 2, "resourceName": topic, "name": name, "value": value},
+    )
+
+
+def partition_record(
+    topic_id: str, p: int, replicas: list[int], isr: list[int], leader: int
+) -> dict[str, Any]:
+    return _rec(
+        "PARTITION_RECORD",
+        0,
+        {
+            "partitionId": p,
+            "topicId": topic_id,
+            "replicas": list(replicas),
+            "isr": list(isr),
+            "removingReplicas": [],
+            "addingReplicas": [],
+            "leader": leader,
+            "leaderEpoch": 0,
+            "partitionEpoch": 0,
+        },
+    )
+
+
+def partition_change(
+    topic_id: str,
+    p: int,
+    isr: list[int] | None = None,
+    leader: int = -2,
+    recovery: int = -1,
+) -> dict[str, Any]:
+    data: dict[str, Any] = {"partitionId": p, "topicId": topic_id}
+    if isr is not None:
+        data["isr"] = list(isr)
+    if leader != -2:
+        data["leader"] = leader
+    if recovery != -1:
+        data["leaderRecoveryState"] = recovery
+    return _rec("PARTITION_CHANGE_RECORD", 0, data)

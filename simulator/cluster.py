@@ -1,0 +1,812 @@
+"""The discrete-event model of a KRaft (3.6, MV >= 3.6) cluster.
+
+One controller, brokers, producers. Time is an integer millisecond clock; the
+event queue is ordered by (time, insertion order) so a seed fixes every byte.
+
+Protocol rules implemented (seed 003 sections 2.2-2.10, kafka-formats.md 2.5,
+2.6):
+
+* registrations change only through PartitionChangeRecords (``merge``);
+  ISR shrink/expand never bump the leader epoch;
+* ONLINE elections keep a valid leader, else take the first replica in replica
+  order that is in the ISR and unfenced; with nobody, ``leader: -1`` and the
+  ISR untouched; UNCLEAN only through an explicit ElectLeaders fault;
+* follower fetch with lastFetchedEpoch validation and divergingEpoch; follower
+  truncation the way ``AbstractFetcherThread`` computes it;
+* leader HWM = min(leader LEO, ISR followers' fetch offsets), never backwards
+  within a leadership; follower HWM = min(LEO, answered HWM);
+* ISR shrink on ``replica.lag.time.max.ms``, expansion when the follower has
+  reached the HWM and the epoch start offset in the current epoch;
+* produce acks 0 / 1 / all and min.insync.replicas;
+* broker epochs, session-timeout fencing, controlled shutdown (flush),
+  unclean shutdown (unflushed data lost), restart, network partition, slow
+  or paused follower fetching.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from simulator import artefacts as art
+from simulator.model import (
+    NO_LEADER,
+    NO_LEADER_CHANGE,
+    UNDEFINED,
+    BrokerReg,
+    FollowerState,
+    Pending,
+    Registration,
+    ReplicaState,
+)
+from simulator.spec import ProducerSpec, Spec
+from simulator.truth import Key, Truth
+
+PRODUCE_TIMEOUT_MS = 30000
+
+
+class Broker:
+    def __init__(self, bid: int, log: art.RequestLog, flush_ms: int | None) -> None:
+        self.id = bid
+        self.up = True
+        self.isolated = False
+        self.registered = False  # has a registration and applied metadata
+        self.fetch_paused = False
+        self.fetch_factor = 1
+        self.flush_ms = flush_ms
+        self.replicas: dict[Key, ReplicaState] = {}
+        self.log = log
+        self.sessions = 0
+
+    @property
+    def reachable(self) -> bool:
+        return self.up and not self.isolated
+
+
+class Cluster:
+    def __init__(self, spec: Spec, out: Path, seed: int, truth: Truth, check: bool = False) -> None:
+        self.spec = spec
+        self.out = out
+        self.rng = random.Random(seed)
+        self.truth = truth
+        self.check = check
+        self.now = -300000
+        self._queue: list[tuple[int, int, Callable[..., None], tuple[Any, ...]]] = []
+        self._seq = 0
+        self.events = 0
+        self.dump = art.MetadataDump(out / "controller" / "metadata.log.txt")
+        self.brokers: dict[int, Broker] = {}
+        for b in spec.brokers:
+            flush = spec.flush_ms.get(b, spec.default_flush_ms)
+            self.brokers[b] = Broker(
+                b, art.RequestLog(out / f"broker-{b}" / "kafka-request.log", b), flush
+            )
+        self.breg: dict[int, BrokerReg] = {}
+        self.regs: dict[Key, Registration] = {}
+        self.topic_ids: dict[str, str] = {}
+        self.min_isr: dict[str, int] = {}
+        self.fence_due: dict[int, int] = {}
+        self.producing: dict[Key, bool] = {}
+        self.leader_epochs_seen: dict[Key, int] = {}
+        self.violations: list[str] = truth.violations
+        self.stopped = False
+
+    # -- event queue -----------------------------------------------------------
+    def at(self, ms: int, fn: Callable[..., None], *args: Any) -> None:
+        self._seq += 1
+        heapq.heappush(self._queue, (ms, self._seq, fn, args))
+
+    def run_until(self, end_ms: int) -> None:
+        while self._queue and self._queue[0][0] <= end_ms:
+            ms, _, fn, args = heapq.heappop(self._queue)
+            self.now = max(self.now, ms)
+            fn(*args)
+            self.events += 1
+            if self.check:
+                self.check_invariants()
+        self.now = max(self.now, end_ms)
+
+    # -- controller --------------------------------------------------------------
+    def commit(self, records: list[dict[str, Any]], changed: list[Key]) -> None:
+        """Write one metadata batch; every reachable registered broker applies it."""
+        self.dump.batch(self.now, records)
+        for b in self.brokers.values():
+            if b.reachable and b.registered:
+                for key in changed:
+                    if key in b.replicas:
+                        self.apply(b, key)
+
+    def change(
+        self,
+        records: list[dict[str, Any]],
+        changed: list[Key],
+        key: Key,
+        isr: list[int] | None = None,
+        leader: int = NO_LEADER_CHANGE,
+        recovery: int = -1,
+    ) -> None:
+        """Build one PartitionChangeRecord with only the fields that changed."""
+        reg = self.regs[key]
+        if isr is not None and isr == reg.isr:
+            isr = None
+        if leader != NO_LEADER_CHANGE and leader == reg.leader:
+            leader = NO_LEADER_CHANGE
+        if recovery != -1 and recovery == reg.recovery:
+            recovery = -1
+        if isr is None and leader == NO_LEADER_CHANGE and recovery == -1:
+            return
+        topic_id = self.topic_ids[key[0]]
+        records.append(art.partition_change(topic_id, key[1], isr, leader, recovery))
+        new = reg.merge(isr, leader, recovery)
+        if leader != NO_LEADER_CHANGE:
+            if new.leader_epoch <= self.leader_epochs_seen.get(key, -1):
+                self.violations.append(f"leader epoch of {key} did not increase")
+            self.leader_epochs_seen[key] = new.leader_epoch
+            x = self.brokers[leader].replicas[key].log.leo if leader >= 0 else 0
+            alive = leader >= 0 and self.brokers[leader].reachable
+            self.truth.epoch_began(
+                key, new.leader_epoch, leader, x, reg.isr, recovery == 1, leader_alive=alive
+            )
+        self.regs[key] = new
+        if key not in changed:
+            changed.append(key)
+
+    def acceptable(self, b: int) -> bool:
+        r = self.breg.get(b)
+        return r is not None and not r.fenced and not r.shutting_down
+
+    def elect(self, reg: Registration, isr: list[int], unclean: bool = False) -> tuple[int, bool]:
+        if reg.leader in isr and self.acceptable(reg.leader):
+            return reg.leader, False
+        for r in reg.replicas:
+            if r in isr and self.acceptable(r):
+                return r, False
+        if unclean:
+            for r in reg.replicas:
+                if self.acceptable(r):
+                    return r, True
+        return NO_LEADER, False
+
+    def _leave(self, b: int, records: list[dict[str, Any]], changed: list[Key]) -> None:
+        """``generateLeaderAndIsrUpdates`` for a fenced or shutting-down broker."""
+        for key, reg in self.regs.items():
+            if b not in reg.replicas:
+                continue
+            isr = [r for r in reg.isr if r != b] or list(reg.isr)
+            leader = NO_LEADER_CHANGE
+            if reg.leader == b or reg.leader == NO_LEADER:
+                chosen, _ = self.elect(reg, isr)
+                leader = chosen
+            self.change(records, changed, key, isr=isr, leader=leader)
+
+    def fence(self, b: int) -> None:
+        reg = self.breg[b]
+        if reg.fenced:
+            return
+        reg.fenced = True
+        records = [art.broker_change(b, reg.epoch, fenced=1)]
+        changed: list[Key] = []
+        self._leave(b, records, changed)
+        self.commit(records, changed)
+
+    def unfence(self, b: int, generation: int) -> None:
+        reg = self.breg.get(b)
+        broker = self.brokers[b]
+        if reg is None or not reg.fenced or reg.generation != generation or not broker.reachable:
+            return
+        reg.fenced = False
+        reg.shutting_down = False
+        records = [art.broker_change(b, reg.epoch, fenced=-1)]
+        changed: list[Key] = []
+        for key, preg in self.regs.items():
+            if preg.leader == NO_LEADER and b in preg.replicas:
+                chosen, _ = self.elect(preg, preg.isr)
+                self.change(records, changed, key, leader=chosen)
+        self.commit(records, changed)
+
+    def register(self, b: int) -> None:
+        """A (re)started broker registers: a new broker epoch, fenced."""
+        old = self.breg.get(b)
+        generation = 0 if old is None else old.generation + 1
+        epoch = self.dump.offset  # a broker epoch is its registration's offset
+        self.breg[b] = BrokerReg(epoch=epoch, fenced=True, generation=generation)
+        self.commit([art.register_broker(b, epoch, generation)], [])
+        broker = self.brokers[b]
+        broker.registered = True
+        for key in broker.replicas:
+            self.apply(broker, key)
+        self.at(self.now + self.spec.unfence_ms, self.unfence, b, generation)
+
+    def alter_partition(self, b: Broker, key: Key, isr: list[int], recovery: int) -> bool:
+        """AlterPartition from the leader; the controller answers at once."""
+        if not b.reachable:
+            return False
+        reg = self.regs[key]
+        rs = b.replicas[key]
+        if reg.leader != b.id or reg.leader_epoch != rs.leader_epoch:
+            return False
+        if reg.partition_epoch != rs.partition_epoch:
+            return False
+        if any(r not in reg.isr and not self.acceptable(r) for r in isr):
+            return False
+        records: list[dict[str, Any]] = []
+        changed: list[Key] = []
+        self.change(records, changed, key, isr=isr, recovery=recovery)
+        self.commit(records, changed)
+        return True
+
+    def elect_unclean(self, key: Key) -> None:
+        """ElectLeaders(UNCLEAN) (kafka-leader-election --election-type unclean)."""
+        reg = self.regs[key]
+        chosen, unclean = self.elect(reg, reg.isr, unclean=True)
+        records: list[dict[str, Any]] = []
+        changed: list[Key] = []
+        if unclean:
+            self.change(records, changed, key, isr=[chosen], leader=chosen, recovery=1)
+        else:
+            self.change(records, changed, key, leader=chosen)
+        self.commit(records, changed)
+
+    # -- broker: applying metadata ---------------------------------------------
+    def apply(self, b: Broker, key: Key) -> None:
+        reg = self.regs[key]
+        rs = b.replicas[key]
+        was_leader, old_epoch = rs.is_leader, rs.leader_epoch
+        rs.isr = list(reg.isr)
+        rs.partition_epoch = reg.partition_epoch
+        rs.recovery = reg.recovery
+        rs.leader = reg.leader
+        rs.leader_epoch = reg.leader_epoch
+        if reg.leader == b.id:
+            if not was_leader or reg.leader_epoch != old_epoch:
+                self.become_leader(b, key, rs, reg)
+            else:
+                self.maybe_increment_hwm(b, key, rs)
+        elif was_leader:
+            rs.is_leader = False
+            self.fail_pending(b, key, rs, art.NOT_LEADER_OR_FOLLOWER)
+
+    def become_leader(self, b: Broker, key: Key, rs: ReplicaState, reg: Registration) -> None:
+        rs.is_leader = True
+        rs.log.assign(reg.leader_epoch, rs.log.leo)
+        rs.start_offset = rs.log.leo
+        rs.followers = {
+            f: FollowerState(last_caught_up_ms=self.now if f in reg.isr else 0)
+            for f in reg.replicas
+            if f != b.id
+        }
+        self.truth.became_leader(key, b.id)
+        self.maybe_increment_hwm(b, key, rs)
+
+    def maybe_increment_hwm(self, b: Broker, key: Key, rs: ReplicaState) -> None:
+        if not rs.is_leader:
+            return
+        new = rs.log.leo
+        for f in rs.isr:
+            if f != b.id:
+                new = min(new, rs.followers[f].fetch_offset)
+        if new > rs.log.hwm:
+            rs.log.hwm = new
+            self.complete_pending(b, key, rs)
+
+    def complete_pending(self, b: Broker, key: Key, rs: ReplicaState) -> None:
+        keep = []
+        for p in rs.pending:
+            if p.end <= rs.log.hwm:
+                enough = len(rs.isr) >= self.min_isr[key[0]]
+                error = art.NONE if enough else art.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+                self.answer_produce(b, key, p, -1, error)
+            else:
+                keep.append(p)
+        rs.pending = keep
+
+    def answer_produce(self, b: Broker, key: Key, p: Pending, acks: int, error: int) -> None:
+        b.log.produce(
+            self.now,
+            p.client,
+            key[0],
+            key[1],
+            acks,
+            p.records,
+            error,
+            p.base,
+            self.now - p.received_ms,
+        )
+        if acks == -1 and error == art.NONE:
+            self.truth.ack(key, p.base, p.records)
+        if error == art.NONE and acks != 0:
+            self.truth.position_seen(key, b.id, p.base + 1)
+
+    def fail_pending(self, b: Broker, key: Key, rs: ReplicaState, error: int) -> None:
+        for p in rs.pending:
+            self.answer_produce(b, key, p, -1, error)
+        rs.pending = []
+
+    def produce_timeout(self, b: Broker, key: Key, p: Pending) -> None:
+        rs = b.replicas[key]
+        if b.up and p in rs.pending:
+            rs.pending.remove(p)
+            self.answer_produce(b, key, p, -1, art.REQUEST_TIMED_OUT)
+
+    # -- producers -------------------------------------------------------------
+    def produce(self, key: Key, acks: int, records: int, client: int) -> None:
+        reg = self.regs[key]
+        if reg.leader == NO_LEADER:
+            return
+        b = self.brokers[reg.leader]
+        if not b.reachable or not b.registered:
+            return  # the request never arrives; the client retries elsewhere
+        rs = b.replicas[key]
+        pending = Pending(client, self.now, -1, records, rs.leader_epoch)
+        if not rs.is_leader:
+            if acks != 0:
+                self.answer_produce(b, key, pending, acks, art.NOT_LEADER_OR_FOLLOWER)
+            return
+        if acks == -1 and len(rs.isr) < self.min_isr[key[0]]:
+            self.answer_produce(b, key, pending, acks, art.NOT_ENOUGH_REPLICAS)
+            return
+        pending.base = rs.log.append(records, rs.leader_epoch)
+        if b.flush_ms == 0:
+            rs.log.flush()
+        if acks == 0:
+            b.log.produce(self.now, client, key[0], key[1], 0, records, None, pending.base, 0)
+        elif acks == 1:
+            self.answer_produce(b, key, pending, 1, art.NONE)
+        else:
+            rs.pending.append(pending)
+            self.at(self.now + PRODUCE_TIMEOUT_MS, self.produce_timeout, b, key, pending)
+        self.maybe_increment_hwm(b, key, rs)
+
+    def producer_tick(self, ps: ProducerSpec, k: int) -> None:
+        key = (ps.topic, ps.partition)
+        stop = ps.stop_ms if ps.stop_ms is not None else self.spec.duration_ms
+        if self.now >= stop or self.stopped:
+            return
+        if self.producing.get(key, True):
+            acks = ps.acks
+            if ps.acks_mix:
+                r = self.rng.random()
+                for value, weight in ps.acks_mix:
+                    acks = value
+                    if r < weight:
+                        break
+                    r -= weight
+            records = self.rng.randint(1, ps.max_records) if ps.max_records else ps.records
+            self.produce(key, acks, records, ps.client)
+        nxt = ps.start_ms + ps.phase_ms + (k + 1) * ps.interval_ms
+        if ps.jitter_ms:
+            nxt += self.rng.randint(0, ps.jitter_ms)
+        self.at(max(nxt, self.now + 1), self.producer_tick, ps, k + 1)
+
+    # -- follower fetching -------------------------------------------------------
+    def fetch_tick(self, b: Broker) -> None:
+        if self.stopped:
+            return
+        interval = self.spec.fetch_ms * max(1, b.fetch_factor)
+        if self.spec.fetch_jitter_ms:
+            interval += self.rng.randint(0, self.spec.fetch_jitter_ms)
+        self.at(self.now + interval, self.fetch_tick, b)
+        if not b.reachable or not b.registered or b.fetch_paused:
+            return
+        by_leader: dict[int, list[Key]] = {}
+        for key, rs in b.replicas.items():
+            if not rs.is_leader and rs.leader >= 0 and rs.leader != b.id:
+                by_leader.setdefault(rs.leader, []).append(key)
+        for leader_id in sorted(by_leader):
+            leader = self.brokers[leader_id]
+            if not leader.reachable:
+                continue  # connection fails: nothing is logged
+            self.fetch_from(b, leader, by_leader[leader_id])
+
+    def fetch_from(self, f: Broker, leader: Broker, keys: list[Key]) -> None:
+        parts = []
+        for key in keys:
+            rs = f.replicas[key]
+            parts.append((key, rs.leader_epoch, rs.log.leo, rs.log.latest_epoch()))
+        answers = [self.leader_fetch(leader, f.id, *part) for part in parts]
+        leader.sessions += 1
+        wait = 0.0 if any(a[3] or a[2] for a in answers) else 499.8
+        leader.log.fetch(
+            self.now,
+            f.id,
+            1000 * leader.id + leader.sessions % 1000,
+            [(self.topic_ids[k[0]], k[1], cle, off, lfe) for k, cle, off, lfe in parts],
+            [
+                (
+                    self.topic_ids[k[0]],
+                    k[1],
+                    err,
+                    hwm,
+                    div,
+                    art.batch_bytes(sum(r[2] - r[1] for r in runs)),
+                )
+                for (k, cle, off, lfe), (err, hwm, div, runs) in zip(parts, answers, strict=True)
+            ],
+            wait,
+        )
+        for (key, cle, off, _lfe), (err, hwm, _div, _runs) in zip(parts, answers, strict=True):
+            self.truth.follower_fetch(key, f.id, cle, off)
+            if err == art.NONE:
+                self.truth.exposure(key, leader.id, cle, hwm)
+        for (key, cle, _off, _lfe), (err, hwm, div, runs) in zip(parts, answers, strict=True):
+            self.follower_apply(f, key, leader.id, cle, err, hwm, div, runs)
+
+    def leader_fetch(
+        self, b: Broker, follower: int, key: Key, cle: int, offset: int, lfe: int
+    ) -> tuple[int, int, tuple[int, int] | None, list[tuple[int, int, int]]]:
+        rs = b.replicas[key]
+        if not rs.is_leader:
+            return art.NOT_LEADER_OR_FOLLOWER, -1, None, []
+        if cle < rs.leader_epoch:
+            return art.FENCED_LEADER_EPOCH, -1, None, []
+        if cle > rs.leader_epoch:
+            return art.UNKNOWN_LEADER_EPOCH, -1, None, []
+        hwm = rs.log.hwm
+        if lfe != UNDEFINED:
+            epoch, end = rs.log.end_offset_for(lfe)
+            if epoch < lfe or end < offset:
+                return art.NONE, hwm, (epoch, end), []
+        if offset > rs.log.leo:
+            return art.OFFSET_OUT_OF_RANGE, -1, None, []
+        upto = min(rs.log.leo, offset + self.spec.max_fetch_records)
+        runs = rs.log.runs(offset, upto)
+        # updateFollowerFetchState: after the read, so the answer carries the
+        # HWM from before this fetch (the second round propagates it).
+        fs = rs.followers[follower]
+        if offset >= rs.log.leo:
+            fs.last_caught_up_ms = max(fs.last_caught_up_ms, self.now)
+        elif fs.last_fetch_leader_leo >= 0 and offset >= fs.last_fetch_leader_leo:
+            fs.last_caught_up_ms = max(fs.last_caught_up_ms, fs.last_fetch_ms)
+        fs.fetch_offset = offset
+        fs.last_fetch_ms = self.now
+        fs.last_fetch_leader_leo = rs.log.leo
+        self.maybe_expand_isr(b, key, rs, follower)
+        self.maybe_increment_hwm(b, key, rs)
+        return art.NONE, hwm, None, runs
+
+    def maybe_expand_isr(self, b: Broker, key: Key, rs: ReplicaState, follower: int) -> None:
+        if follower in rs.isr:
+            return
+        fs = rs.followers[follower]
+        if fs.fetch_offset < rs.log.hwm or fs.fetch_offset < rs.start_offset:
+            return
+        if not self.acceptable(follower):
+            return
+        recovery = 0 if rs.recovery == 1 else -1
+        self.alter_partition(b, key, rs.isr + [follower], recovery)
+
+    def follower_apply(
+        self,
+        f: Broker,
+        key: Key,
+        leader: int,
+        cle: int,
+        err: int,
+        hwm: int,
+        div: tuple[int, int] | None,
+        runs: list[tuple[int, int, int]],
+    ) -> None:
+        rs = f.replicas[key]
+        if err != art.NONE or rs.is_leader or rs.leader != leader or rs.leader_epoch != cle:
+            return
+        log = rs.log
+        if div is not None:
+            epoch, end = div
+            if end < 0:
+                to = min(log.hwm, log.leo)
+            else:
+                fe, fend = log.end_offset_for(epoch)
+                to = min(end, log.leo) if fe == UNDEFINED else min(fend, end, log.leo)
+            frm, top = log.leo, log.top_data_epoch()
+            log.truncate_to(to)
+            if to < frm:
+                self.truth.truncated(key, f.id, frm, to, cle, top)
+            return
+        for epoch, lo, hi in runs:
+            if lo != log.leo:
+                self.violations.append(f"{key} follower {f.id} got records at {lo}, LEO {log.leo}")
+                return
+            log.append(hi - lo, epoch)
+        if f.flush_ms == 0:
+            log.flush()
+        log.hwm = max(0, min(log.leo, hwm))
+
+    # -- leader housekeeping -----------------------------------------------------
+    def isr_tick(self, b: Broker) -> None:
+        if self.stopped:
+            return
+        self.at(self.now + self.spec.lag_ms // 2, self.isr_tick, b)
+        if not b.reachable:
+            return
+        for key, rs in b.replicas.items():
+            if not rs.is_leader:
+                continue
+            out = [
+                f
+                for f in rs.isr
+                if f != b.id
+                and rs.followers[f].fetch_offset != rs.log.leo
+                and self.now - rs.followers[f].last_caught_up_ms > self.spec.lag_ms
+            ]
+            if out:
+                self.alter_partition(b, key, [r for r in rs.isr if r not in out], -1)
+
+    def flush_tick(self, b: Broker) -> None:
+        if self.stopped or b.flush_ms is None or b.flush_ms <= 0:
+            return
+        self.at(self.now + b.flush_ms, self.flush_tick, b)
+        if b.up:
+            for rs in b.replicas.values():
+                rs.log.flush()
+
+    def checkpoint_tick(self, b: Broker) -> None:
+        if self.stopped:
+            return
+        self.at(self.now + self.spec.checkpoint_ms, self.checkpoint_tick, b)
+        if b.up:
+            for rs in b.replicas.values():
+                rs.log.checkpoint_hwm()
+
+    # -- faults ----------------------------------------------------------------
+    def _lost_session(self, b: Broker) -> None:
+        """Heartbeats stop: the controller fences after the session timeout."""
+        due = self.now + self.spec.session_ms
+        self.fence_due[b.id] = due
+        self.at(due, self._session_expired, b.id, due)
+
+    def _session_expired(self, bid: int, due: int) -> None:
+        if self.fence_due.get(bid) != due:
+            return
+        del self.fence_due[bid]
+        if not self.brokers[bid].reachable:
+            self.fence(bid)
+
+    def _go_down(self, b: Broker, lossy: bool) -> None:
+        b.up = False
+        b.registered = False
+        for key, rs in b.replicas.items():
+            rs.pending = []
+            rs.is_leader = False
+            rs.leader = NO_LEADER
+            rs.leader_epoch = -1
+            if lossy:
+                frm, top = rs.log.leo, rs.log.top_data_epoch()
+                rs.log.lose_unflushed()
+                self.truth.crash_drop(key, b.id, frm, rs.log.leo, top)
+
+    def crash(self, bid: int, lossy: bool = True) -> None:
+        """Unclean shutdown; with ``lossy`` the page cache is gone too."""
+        b = self.brokers[bid]
+        if not b.up:
+            return
+        was_reachable = b.reachable
+        self._go_down(b, lossy)
+        if was_reachable:
+            self._lost_session(b)
+
+    def shutdown(self, bid: int) -> None:
+        """Controlled shutdown: leadership moves away, logs flushed, then fenced."""
+        b = self.brokers[bid]
+        if not b.reachable or not b.registered:
+            return
+        reg = self.breg[bid]
+        reg.shutting_down = True
+        records = [art.broker_change(bid, reg.epoch, shutdown=True)]
+        changed: list[Key] = []
+        self._leave(bid, records, changed)
+        self.commit(records, changed)
+        for rs in b.replicas.values():
+            rs.log.flush()
+            rs.log.checkpoint_hwm()
+        self._go_down(b, lossy=False)
+        self.fence(bid)
+
+    def restart(self, bid: int) -> None:
+        b = self.brokers[bid]
+        if b.up:
+            return
+        due = self.fence_due.get(bid)
+        if due is not None or not self.breg[bid].fenced:
+            # the old registration's session is still alive: retry after it
+            self.at(max(self.now + 1000, due or 0), self.restart, bid)
+            return
+        b.up = True
+        b.isolated = False
+        self.register(bid)
+
+    def isolate(self, bid: int) -> None:
+        """Network partition: no traffic to or from the broker."""
+        b = self.brokers[bid]
+        if not b.reachable:
+            return
+        b.isolated = True
+        self._lost_session(b)
+
+    def heal(self, bid: int) -> None:
+        b = self.brokers[bid]
+        if not b.isolated:
+            return
+        b.isolated = False
+        if not b.up:
+            return  # still down: the session timer (if any) keeps running
+        self.fence_due.pop(bid, None)
+        for key in b.replicas:
+            self.apply(b, key)  # catches up with the metadata log
+        reg = self.breg[bid]
+        if reg.fenced:
+            self.at(self.now + self.spec.unfence_ms, self.unfence, bid, reg.generation)
+
+    def pause_fetch(self, bid: int) -> None:
+        self.brokers[bid].fetch_paused = True
+
+    def resume_fetch(self, bid: int) -> None:
+        self.brokers[bid].fetch_paused = False
+
+    def slow(self, bid: int, factor: int) -> None:
+        self.brokers[bid].fetch_factor = factor
+
+    def flush(self, bid: int) -> None:
+        b = self.brokers[bid]
+        if b.up:
+            for rs in b.replicas.values():
+                rs.log.flush()
+
+    def set_producing(self, topic: str, partition: int, on: bool) -> None:
+        self.producing[(topic, partition)] = on
+
+    def produce_once(self, topic: str, partition: int, acks: int, records: int) -> None:
+        self.produce((topic, partition), acks, records, 9)
+
+    def elect_unclean_action(self, topic: str, partition: int) -> None:
+        self.elect_unclean((topic, partition))
+
+    def restore_all(self) -> None:
+        """End of the fault schedule: every broker up, connected, fetching."""
+        for bid, b in sorted(self.brokers.items()):
+            b.fetch_paused = False
+            b.fetch_factor = 1
+            if b.isolated:
+                self.heal(bid)
+            if not b.up:
+                self.restart(bid)
+        for key in self.regs:
+            self.producing[key] = True
+
+    # -- invariants ------------------------------------------------------------
+    def check_invariants(self) -> None:
+        for b in self.brokers.values():
+            for key, rs in b.replicas.items():
+                log = rs.log
+                if log.hwm > log.leo:
+                    self.violations.append(f"{self.now}: {key} broker {b.id} HWM {log.hwm} > LEO")
+                if log.flushed > log.leo:
+                    self.violations.append(f"{self.now}: {key} broker {b.id} flushed > LEO")
+                starts = [s for _, s in log.cache]
+                epochs = [e for e, _ in log.cache]
+                if starts != sorted(set(starts)) or epochs != sorted(set(epochs)):
+                    self.violations.append(f"{self.now}: {key} broker {b.id} cache {log.cache}")
+
+    def final_consistency(self) -> None:
+        """Every follower's log must be a prefix of its leader's (no divergence left)."""
+        for key, reg in self.regs.items():
+            if reg.leader < 0:
+                self.violations.append(f"{key} has no leader at the end")
+                continue
+            lead = self.brokers[reg.leader].replicas[key].log
+            for r in reg.replicas:
+                if r == reg.leader:
+                    continue
+                log = self.brokers[r].replicas[key].log
+                if log.leo > lead.leo or log.runs(0, log.leo) != lead.runs(0, log.leo):
+                    self.violations.append(
+                        f"{key} replica {r} diverges from leader {reg.leader}: "
+                        f"{log.cache}/{log.leo} vs {lead.cache}/{lead.leo}"
+                    )
+
+    # -- the run -----------------------------------------------------------------
+    ACTIONS = {
+        "crash": "crash",
+        "shutdown": "shutdown",
+        "restart": "restart",
+        "isolate": "isolate",
+        "heal": "heal",
+        "pause_fetch": "pause_fetch",
+        "resume_fetch": "resume_fetch",
+        "slow": "slow",
+        "flush": "flush",
+        "producing": "set_producing",
+        "produce": "produce_once",
+        "elect_unclean": "elect_unclean_action",
+    }
+
+    def bootstrap(self) -> None:
+        spec = self.spec
+        for b in spec.brokers:
+            epoch = self.dump.offset + spec.brokers.index(b)
+            self.breg[b] = BrokerReg(epoch=epoch)
+        self.dump.batch(
+            self.now, [art.register_broker(b, self.breg[b].epoch, 0) for b in spec.brokers]
+        )
+        self.now += 1000
+        for b in spec.brokers:
+            self.breg[b].fenced = False
+        self.dump.batch(
+            self.now, [art.broker_change(b, self.breg[b].epoch, fenced=-1) for b in spec.brokers]
+        )
+        self.now += 59000
+        records: list[dict[str, Any]] = []
+        for t in spec.topics:
+            self.topic_ids[t.name] = t.topic_id
+            self.min_isr[t.name] = t.min_isr
+            records.append(art.topic_record(t.name, t.topic_id))
+            for p, replicas in enumerate(t.assignments):
+                key = (t.name, p)
+                self.regs[key] = Registration(list(replicas), list(replicas), replicas[0])
+                self.leader_epochs_seen[key] = 0
+                self.truth.add_partition(key)
+                records.append(art.partition_record(t.topic_id, p, replicas, replicas, replicas[0]))
+                for r in replicas:
+                    self.brokers[r].replicas[key] = ReplicaState()
+            if t.min_isr != 1:
+                records.append(art.config_record(t.name, "min.insync.replicas", str(t.min_isr)))
+        self.dump.batch(self.now, records)
+        for b in self.brokers.values():
+            b.registered = True
+            for key in b.replicas:
+                self.apply(b, key)
+        for b in spec.brokers:
+            broker = self.brokers[b]
+            phase = spec.fetch_phase.get(b, 300 + 50 * (b % 4))
+            self.at(phase, self.fetch_tick, broker)
+            self.at(spec.lag_ms // 2 + b, self.isr_tick, broker)
+            self.at(spec.checkpoint_ms + b, self.checkpoint_tick, broker)
+            if broker.flush_ms:
+                self.at(broker.flush_ms + 7 * b, self.flush_tick, broker)
+        for ps in spec.producers:
+            self.at(ps.start_ms + ps.phase_ms, self.producer_tick, ps, 0)
+        for action in spec.schedule:
+            fn = getattr(self, self.ACTIONS[action.name])
+            self.at(action.at_ms, fn, *action.args)
+        self.at(spec.duration_ms, self.restore_all)
+
+    def run(self) -> None:
+        spec = self.spec
+        self.bootstrap()
+        end = spec.duration_ms + spec.settle_ms
+        if spec.tail_ms:
+            self.run_until(end)
+            for ps in spec.producers:
+                tail = ProducerSpec(
+                    **{**ps.__dict__, "start_ms": end, "stop_ms": end + spec.tail_ms}
+                )
+                self.at(end + ps.phase_ms, self.tail_tick, tail, 0)
+            end += spec.tail_ms
+        self.run_until(end)
+        self.stopped = True
+        self.final_consistency()
+        self.close()
+
+    def tail_tick(self, ps: ProducerSpec, k: int) -> None:
+        stop = ps.stop_ms or 0
+        if self.now >= stop:
+            return
+        self.produce(
+            (ps.topic, ps.partition),
+            ps.acks if not ps.acks_mix else -1,
+            ps.records if not ps.max_records else self.rng.randint(1, ps.max_records),
+            ps.client,
+        )
+        self.at(ps.start_ms + ps.phase_ms + (k + 1) * ps.interval_ms, self.tail_tick, ps, k + 1)
+
+    def close(self) -> None:
+        self.dump.close()
+        for b in self.brokers.values():
+            b.log.close()
+
+
+def write_truth(out: Path, truth: dict[str, Any]) -> None:
+    (out / "truth.json").write_text(json.dumps(truth, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,336 @@
+"""Named scenarios (fixed fault schedules) and the ``random`` generator.
+
+Times are simulated milliseconds from 2024-05-01 10:00:00. Followers fetch
+every 500 ms (broker 1 at :300, broker 2 at :350, broker 3 at :400 of each
+half second); producers write on the :100 of each second. A fault placed at
+``:450`` therefore lands after every follower fetch of that half second.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from simulator.spec import Action, ProducerSpec, Spec, TopicSpec
+
+ORDERS = "5LHkG7R4S0aKxLbBzyP8wA"
+PAYMENTS = "q2xVh0rGT3WnYk8bCzE1mA"
+SEED = "Zk1xw8QpR5yJcT0oN3bGfA"
+PHASES = {1: 300, 2: 350, 3: 400}
+
+
+def _spec(name: str, description: str, **kw: Any) -> Spec:
+    kw.setdefault("brokers", [1, 2, 3])
+    kw.setdefault("fetch_phase", dict(PHASES))
+    kw.setdefault("default_flush_ms", None)
+    return Spec(name=name, description=description, **kw)
+
+
+def _orders(replicas: list[int] | None = None, min_isr: int = 1) -> list[TopicSpec]:
+    return [TopicSpec("orders", ORDERS, [replicas or [1, 2, 3]], min_isr)]
+
+
+def _acks_all(topic: str = "orders", p: int = 0, records: int = 10, **kw: Any) -> ProducerSpec:
+    return ProducerSpec(topic, p, interval_ms=1000, records=records, acks=-1, **kw)
+
+
+def kraft_clean() -> Spec:
+    return _spec(
+        "kraft-clean",
+        "3 brokers, orders (3 partitions, min ISR 2, acks=all) and payments (acks=1); "
+        "no faults: no findings",
+        topics=[
+            TopicSpec("orders", ORDERS, [[1, 2, 3], [2, 3, 1], [3, 1, 2]], 2),
+            TopicSpec("payments", PAYMENTS, [[2, 3, 1]], 1),
+        ],
+        producers=[
+            _acks_all("orders", 0),
+            _acks_all("orders", 1, client=2),
+            _acks_all("orders", 2, client=3),
+            ProducerSpec("payments", 0, interval_ms=500, records=5, acks=1, client=4),
+        ],
+        duration_ms=60000,
+        settle_ms=20000,
+        default_flush_ms=1000,
+    )
+
+
+def kraft_clean_failover() -> Spec:
+    return _spec(
+        "kraft-clean-failover",
+        "leader 1 of orders-0 is cut off and fenced; broker 2 is elected cleanly from the "
+        "ISR; broker 1 returns and catches up: no findings",
+        topics=_orders(min_isr=2),
+        producers=[_acks_all()],
+        schedule=[Action(20450, "isolate", (1,)), Action(40000, "heal", (1,))],
+        duration_ms=60000,
+    )
+
+
+def kraft_acks1_truncation() -> Spec:
+    return _spec(
+        "kraft-acks1-truncation",
+        "leader 1 writes acks=1 records [200, 210) above the HWM 200, is cut off and fenced; "
+        "broker 2 is elected cleanly; broker 1 returns and truncates to 200: no findings",
+        topics=_orders(),
+        producers=[_acks_all()],
+        schedule=[
+            Action(20000, "producing", ("orders", 0, False)),
+            Action(20420, "produce", ("orders", 0, 1, 10)),
+            Action(20450, "isolate", (1,)),
+            Action(35000, "heal", (1,)),
+            Action(50000, "producing", ("orders", 0, True)),
+        ],
+        duration_ms=60000,
+    )
+
+
+def kraft_unclean_election() -> Spec:
+    return _spec(
+        "kraft-unclean-election",
+        "followers 2 and 3 stop fetching, the ISR shrinks to leader 1 which alone commits "
+        "[100, 301); 1 is cut off and fenced; ElectLeaders(UNCLEAN) elects 2 at 100; 1 "
+        "returns and truncates to 100: unclean_election, committed_data_loss, "
+        "hwm_regression, truncation_below_hwm (global)",
+        topics=_orders(),
+        producers=[_acks_all()],
+        schedule=[
+            Action(10000, "pause_fetch", (2,)),
+            Action(10000, "pause_fetch", (3,)),
+            Action(30000, "producing", ("orders", 0, False)),
+            Action(30200, "produce", ("orders", 0, -1, 1)),
+            Action(30450, "isolate", (1,)),
+            Action(50000, "producing", ("orders", 0, True)),
+            Action(30500, "resume_fetch", (2,)),
+            Action(30500, "resume_fetch", (3,)),
+            Action(45000, "elect_unclean", ("orders", 0)),
+            Action(60000, "heal", (1,)),
+        ],
+        duration_ms=75000,
+    )
+
+
+def kraft_last_replica_standing() -> Spec:
+    return _spec(
+        "kraft-last-replica-standing",
+        "seed 003 2.4.1 / 002 5.3: the ISR shrinks to leader 1, which commits [100, 301) "
+        "but has flushed only up to 250 when it shuts down uncleanly; fenced with ISR [1], "
+        "it restarts and is re-elected from its own log: committed_data_loss and "
+        "hwm_regression, no unclean election",
+        topics=_orders(),
+        producers=[_acks_all()],
+        schedule=[
+            Action(10000, "pause_fetch", (2,)),
+            Action(10000, "pause_fetch", (3,)),
+            Action(25000, "flush", (1,)),
+            Action(30000, "producing", ("orders", 0, False)),
+            Action(30200, "produce", ("orders", 0, -1, 1)),
+            Action(30450, "crash", (1, True)),
+            Action(50000, "producing", ("orders", 0, True)),
+            Action(30500, "resume_fetch", (2,)),
+            Action(30500, "resume_fetch", (3,)),
+            Action(45000, "restart", (1,)),
+        ],
+        duration_ms=70000,
+    )
+
+
+def seed000_hw_truncation_epoch() -> Spec:
+    return _spec(
+        "seed000-hw-truncation-epoch",
+        "seed 000 'HW truncation then immediate election' with leader epochs: follower A (1) "
+        "fetches m2 before the HWM covers it, restarts (no truncation with epochs), rejoins "
+        "the ISR; leader B (2) fails and A is elected with m2: no findings",
+        brokers=[1, 2],
+        topics=[TopicSpec("seed", SEED, [[2, 1]], 1)],
+        producers=[ProducerSpec("seed", 0, interval_ms=1000, records=1, acks=-1, stop_ms=10000)],
+        schedule=[
+            Action(10200, "produce", ("seed", 0, 1, 1)),
+            Action(10320, "shutdown", (1,)),
+            Action(15000, "restart", (1,)),
+            Action(16400, "crash", (2, True)),
+            Action(30000, "restart", (2,)),
+        ],
+        flush_ms={2: 0},
+        duration_ms=40000,
+    )
+
+
+def seed000_divergence_epoch() -> Spec:
+    return _spec(
+        "seed000-divergence-epoch",
+        "seed 000 'divergence after multiple hard failures' with leader epochs: A (1) has "
+        "m2 at offset 9 (acks=1), B (2) does not; both lose power; B is elected and "
+        "writes m3 at 9 in a new epoch; A returns, is told it diverges at 9 and truncates "
+        "m2: logs consistent (the literal definition reports the truncation, see disputed)",
+        brokers=[1, 2],
+        topics=[TopicSpec("seed", SEED, [[1, 2]], 1)],
+        producers=[ProducerSpec("seed", 0, interval_ms=1000, records=1, acks=-1, stop_ms=9000)],
+        schedule=[
+            Action(9500, "flush", (2,)),
+            Action(10100, "produce", ("seed", 0, 1, 1)),
+            Action(10200, "crash", (1, True)),
+            Action(10200, "crash", (2, True)),
+            Action(30000, "restart", (2,)),
+            Action(32000, "produce", ("seed", 0, -1, 1)),
+            Action(40000, "restart", (1,)),
+        ],
+        flush_ms={1: 0},
+        duration_ms=50000,
+    )
+
+
+NAMED: dict[str, Callable[[], Spec]] = {
+    "kraft-clean": kraft_clean,
+    "kraft-clean-failover": kraft_clean_failover,
+    "kraft-acks1-truncation": kraft_acks1_truncation,
+    "kraft-unclean-election": kraft_unclean_election,
+    "kraft-last-replica-standing": kraft_last_replica_standing,
+    "seed000-hw-truncation-epoch": seed000_hw_truncation_epoch,
+    "seed000-divergence-epoch": seed000_divergence_epoch,
+}
+
+RANDOM_DESCRIPTION = (
+    "random cluster and faults from --seed; knobs: brokers, topics, partitions, duration "
+    "(seconds), produce_rate (batches/s per partition), fault_rate (faults per minute)"
+)
+
+RANDOM_DEFAULTS: dict[str, Any] = {
+    "brokers": 3,
+    "topics": 2,
+    "partitions": 3,
+    "duration": 120,
+    "produce_rate": 2.0,
+    "fault_rate": 2.0,
+}
+
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+def _topic_id(rng: random.Random) -> str:
+    return "".join(rng.choice(_ALPHABET) for _ in range(21)) + rng.choice("AQgw")
+
+
+def random_spec(seed: int, scale: float = 1.0, **knobs: Any) -> Spec:
+    unknown = set(knobs) - set(RANDOM_DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown knobs for random: {sorted(unknown)}")
+    k = {**RANDOM_DEFAULTS, **knobs}
+    rng = random.Random(f"epochtrail-random-{seed}")
+    n = int(k["brokers"])
+    if n < 1:
+        raise ValueError("brokers must be >= 1")
+    brokers = list(range(1, n + 1))
+    rf = min(3, n)
+    duration = int(float(k["duration"]) * 1000 * scale)
+    topics = []
+    producers = []
+    client = 1
+    for t in range(int(k["topics"])):
+        assignments = []
+        for p in range(int(k["partitions"])):
+            first = (t + p) % n
+            assignments.append([brokers[(first + i) % n] for i in range(rf)])
+        name = f"topic-{t}"
+        topics.append(
+            TopicSpec(name, _topic_id(rng), assignments, rng.choice([1, 1, 2]) if rf > 1 else 1)
+        )
+        rate = float(k["produce_rate"])
+        if rate > 0:
+            for p in range(len(assignments)):
+                producers.append(
+                    ProducerSpec(
+                        name,
+                        p,
+                        interval_ms=max(1, int(1000 / rate)),
+                        records=10,
+                        acks=-1,
+                        phase_ms=rng.randint(0, 999),
+                        jitter_ms=max(1, int(200 / rate)),
+                        acks_mix=((-1, 0.6), (1, 0.3), (0, 0.1)),
+                        max_records=20,
+                        client=client,
+                    )
+                )
+                client += 1
+    # 30 s stands for the OS writing back dirty pages (dirty_expire_centisecs).
+    flush = {b: rng.choice([0, 500, 1000, 1000, 5000, 30000]) for b in brokers}
+    schedule: list[Action] = []
+    rate_per_ms = float(k["fault_rate"]) / 60000.0
+    t_ms = 5000
+    busy_until = {b: 0 for b in brokers}
+    keys = [(tp.name, p) for tp in topics for p in range(len(tp.assignments))]
+    while rate_per_ms > 0:
+        t_ms += int(rng.expovariate(rate_per_ms)) + 1
+        if t_ms >= duration - 5000:
+            break
+        kind = rng.choices(
+            ["crash", "crash_clean", "shutdown", "isolate", "pause", "slow", "unclean"],
+            [3, 1, 2, 3, 2, 1, 1],
+        )[0]
+        if kind == "unclean":
+            key = rng.choice(keys)
+            schedule.append(Action(t_ms, "elect_unclean", key))
+            continue
+        free = [b for b in brokers if busy_until[b] <= t_ms]
+        if not free:
+            continue
+        b = rng.choice(free)
+        length = rng.randint(5000, 40000)
+        end = min(t_ms + length, duration - 1)
+        busy_until[b] = end + 12000
+        if kind == "crash":
+            schedule += [Action(t_ms, "crash", (b, True)), Action(end, "restart", (b,))]
+        elif kind == "crash_clean":
+            schedule += [Action(t_ms, "crash", (b, False)), Action(end, "restart", (b,))]
+        elif kind == "shutdown":
+            schedule += [Action(t_ms, "shutdown", (b,)), Action(end, "restart", (b,))]
+        elif kind == "isolate":
+            schedule += [Action(t_ms, "isolate", (b,)), Action(end, "heal", (b,))]
+        elif kind == "pause":
+            schedule += [Action(t_ms, "pause_fetch", (b,)), Action(end, "resume_fetch", (b,))]
+        else:
+            schedule += [Action(t_ms, "slow", (b, rng.randint(4, 30))), Action(end, "slow", (b, 1))]
+    schedule.sort(key=lambda a: a.at_ms)
+    return Spec(
+        name="random",
+        description=RANDOM_DESCRIPTION,
+        brokers=brokers,
+        topics=topics,
+        producers=producers,
+        schedule=schedule,
+        duration_ms=duration,
+        settle_ms=30000,
+        fetch_phase={b: rng.randint(0, 499) for b in brokers},
+        fetch_jitter_ms=40,
+        flush_ms=flush,
+        default_flush_ms=1000,
+        knobs={
+            "knobs": k,
+            "scale": scale,
+            "flush_ms": {str(b): f for b, f in flush.items()},
+            "faults": len(schedule),
+        },
+    )
+
+
+def build(name: str, seed: int = 0, scale: float = 1.0, **knobs: Any) -> Spec:
+    if name == "random":
+        return random_spec(seed, scale, **knobs)
+    if name not in NAMED:
+        raise KeyError(f"unknown scenario {name!r}; known: {', '.join(n for n, _ in listing())}")
+    if knobs:
+        raise ValueError(f"scenario {name} takes no knobs (got {sorted(knobs)})")
+    spec = NAMED[name]()
+    if scale > 1:
+        # Longer clean traffic after the story: more bytes, the same truth.
+        spec.tail_ms = int(spec.duration_ms * (scale - 1))
+    spec.knobs = {"scale": scale}
+    return spec
+
+
+def listing() -> list[tuple[str, str]]:
+    out = [(name, make().description) for name, make in NAMED.items()]
+    out.append(("random", RANDOM_DESCRIPTION))
+    return out

@@ -1,0 +1,86 @@
+"""What a run is made of: cluster layout, producers, fault schedule, timings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+ERAS = ("kraft",)  # designed for "kraft-elr", "zk-epoch", "zk-hw" later
+
+
+@dataclass
+class TopicSpec:
+    name: str
+    topic_id: str
+    assignments: list[list[int]]  # replicas per partition, preferred order
+    min_isr: int = 1
+
+
+@dataclass
+class ProducerSpec:
+    topic: str
+    partition: int
+    interval_ms: int
+    records: int = 10
+    acks: int = -1  # -1 all, 1, 0; or use acks_mix
+    start_ms: int = 0
+    stop_ms: int | None = None
+    phase_ms: int = 100
+    jitter_ms: int = 0
+    acks_mix: tuple[tuple[int, float], ...] = ()
+    max_records: int = 0  # >0: records drawn uniformly in [1, max_records]
+    client: int = 1
+
+
+@dataclass
+class Action:
+    at_ms: int
+    name: str
+    args: tuple[Any, ...] = ()
+
+
+@dataclass
+class Spec:
+    name: str
+    description: str
+    brokers: list[int]
+    topics: list[TopicSpec]
+    producers: list[ProducerSpec] = field(default_factory=list)
+    schedule: list[Action] = field(default_factory=list)
+    duration_ms: int = 60000
+    settle_ms: int = 30000
+    era: str = "kraft"
+    fetch_ms: int = 500
+    fetch_phase: dict[int, int] = field(default_factory=dict)
+    fetch_jitter_ms: int = 0
+    lag_ms: int = 10000
+    session_ms: int = 9000
+    unfence_ms: int = 1000
+    checkpoint_ms: int = 5000
+    flush_ms: dict[int, int | None] = field(default_factory=dict)  # None never, 0 each write
+    default_flush_ms: int | None = 1000
+    max_fetch_records: int = 10000
+    tail_ms: int = 0  # extra clean traffic after the settle (scale > 1 on named scenarios)
+    knobs: dict[str, Any] = field(default_factory=dict)
+
+    def params(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "brokers": list(self.brokers),
+            "topics": {
+                t.name: {
+                    "partitions": len(t.assignments),
+                    "replicas": t.assignments,
+                    "min.insync.replicas": t.min_isr,
+                }
+                for t in self.topics
+            },
+            "duration_ms": self.duration_ms,
+            "settle_ms": self.settle_ms,
+            "tail_ms": self.tail_ms,
+            "fetch_ms": self.fetch_ms,
+            "replica.lag.time.max.ms": self.lag_ms,
+            "broker.session.timeout.ms": self.session_ms,
+            "metadata.version": "3.6-IV2",
+        }
+        out.update(self.knobs)
+        return out
