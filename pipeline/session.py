@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -41,10 +42,15 @@ def get_spark(master: str | None = None, app_name: str = "epochtrail") -> SparkS
     pinned pandas/pyarrow serve the replay bridge."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    # Spark's start-up chatter (hostname, native-hadoop) is noise in a CLI.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    log_config = Path(__file__).with_name("log4j2.properties")
     builder = (
         SparkSession.builder.appName(app_name)
         .master(master or os.environ.get("EPOCHTRAIL_SPARK_MASTER", DEFAULT_MASTER))
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log_config}")
         .config("spark.sql.session.timeZone", "UTC")
         .config(
             "spark.sql.shuffle.partitions", os.environ.get("EPOCHTRAIL_SHUFFLE_PARTITIONS", "8")

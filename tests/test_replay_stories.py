@@ -279,7 +279,11 @@ def test_last_replica_standing_loses_what_its_disk_lost() -> None:
     ]
     [loss] = by_kind(result, FindingKind.COMMITTED_DATA_LOSS)
     assert (loss.leader_epoch, loss.offset_start, loss.offset_end, loss.records_lost) == (
-        2, 250, 300, 50)
+        2,
+        250,
+        300,
+        50,
+    )
     assert loss.caused_by == ()
     [regression] = by_kind(result, FindingKind.HWM_REGRESSION)
     assert (regression.leader_epoch, regression.replica) == (2, 1)
@@ -298,6 +302,7 @@ def test_a_loss_is_counted_once_where_it_happened() -> None:
 
     result = replay_partition(s.events, ALL_LOGS)
 
-    assert [(f.kind.value, f.leader_epoch) for f in by_kind(
-        result, FindingKind.COMMITTED_DATA_LOSS)] == [("committed_data_loss", 2)]
+    assert [
+        (f.kind.value, f.leader_epoch) for f in by_kind(result, FindingKind.COMMITTED_DATA_LOSS)
+    ] == [("committed_data_loss", 2)]
     assert result.lineage[3].election == ElectionKind.CLEAN

@@ -1,0 +1,282 @@
+"""epochtrail's command line: thin sub-commands, one library call each.
+
+Exit codes: 0 no findings, 1 findings, 3 unknown verdicts only (nothing
+invalid, something undecided), 4 bad input, 5 environment (no Java 17+);
+2 stays with typer for usage errors.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from pipeline.run import EXIT_BAD_INPUT, BadInput, RunOptions, read_table
+from replay.types import Profile
+
+EXIT_ENVIRONMENT = 5
+
+app = typer.Typer(
+    name="epochtrail",
+    help="Forensics for Kafka replication: did we lose committed data, where, how much, and why?",
+    no_args_is_help=True,
+    add_completion=False,
+)
+out_console = Console(soft_wrap=True)
+err_console = Console(stderr=True)
+
+
+class ProfileChoice(StrEnum):
+    auto = "auto"
+    kraft = "kraft"
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def _require_java() -> None:
+    from pipeline.session import java_major_version
+
+    major = java_major_version()
+    if major is None or major < 17:
+        found = "no java on PATH or JAVA_HOME" if major is None else f"Java {major}"
+        err_console.print(
+            f"[red]epochtrail needs Java 17 or newer for Spark; found {found}.[/red] "
+            "Install a JDK 17+ (e.g. `apt-get install openjdk-17-jre-headless`) and set JAVA_HOME."
+        )
+        raise typer.Exit(EXIT_ENVIRONMENT)
+
+
+@app.command()
+def run(
+    paths: Annotated[
+        list[str], typer.Argument(help="Files or folders of artefacts (any tree, plain or .gz).")
+    ],
+    out: Annotated[
+        str, typer.Option("--out", help="Folder for the gold Parquet tables and run_manifest.json.")
+    ],
+    master: Annotated[
+        str | None, typer.Option("--master", help="Spark master URL; default local[*].")
+    ] = None,
+    profile: Annotated[
+        ProfileChoice,
+        typer.Option("--profile", help="Protocol era whose rules judge the evidence."),
+    ] = ProfileChoice.auto,
+    max_clock_skew: Annotated[
+        float,
+        typer.Option(
+            "--max-clock-skew", help="Seconds of clock skew allowed between brokers.", min=0.0
+        ),
+    ] = 2.0,
+    cluster: Annotated[
+        str | None, typer.Option("--cluster", help="Cluster name for the output partitions.")
+    ] = None,
+    broker_id: Annotated[
+        int | None,
+        typer.Option("--broker-id", help="Observer broker for files whose path names none."),
+    ] = None,
+) -> None:
+    """Ingest artefacts, replay every partition against the protocol, publish findings."""
+    from pipeline.run import run_job
+
+    _require_java()
+    try:
+        summary = run_job(
+            RunOptions(
+                paths=paths,
+                out=out,
+                master=master,
+                profile=Profile(profile.value),
+                max_clock_skew_s=max_clock_skew,
+                cluster=cluster,
+                broker_id=broker_id,
+            )
+        )
+    except BadInput as error:
+        err_console.print(f"[red]bad input:[/red] {error}")
+        raise typer.Exit(EXIT_BAD_INPUT) from error
+    _print_summary(summary.manifest, summary.findings)
+    raise typer.Exit(summary.exit_code)
+
+
+def _print_summary(manifest: dict[str, Any], findings: list[dict[str, Any]]) -> None:
+    c = out_console
+    v = manifest["verdicts"]
+    c.print(
+        f"[bold]epochtrail[/bold] {manifest['version']}: profile {manifest['profile']['chosen']} "
+        f"({manifest['profile']['why']})"
+    )
+    c.print(
+        f"files {len(manifest['files'])}, lines read {manifest['lines_read']}, parsed "
+        f"{manifest['lines_parsed']}, ignored {manifest['lines_ignored']}, quarantined "
+        f"{manifest['quarantined_lines']}"
+    )
+    c.print(
+        f"partitions {manifest['partitions']}: valid {v.get('valid', 0)}, invalid "
+        f"{v.get('invalid', 0)}, unknown {v.get('unknown', 0)}"
+    )
+    kinds = {k: n for k, n in manifest["findings_by_kind"].items() if n}
+    c.print(
+        "findings: " + (", ".join(f"{k} {n}" for k, n in kinds.items()) or "none"),
+        soft_wrap=True,
+    )
+    if findings:
+        table = Table(show_lines=False)
+        for col in ("kind", "severity", "partition", "epoch", "replica", "offsets", "lost"):
+            table.add_column(col)
+        for f in findings:
+            table.add_row(
+                f["kind"],
+                f["severity"],
+                escape(f"{f['topic']}-{f['partition']}"),
+                _s(f["leader_epoch"]),
+                _s(f["replica"]),
+                _offsets(f),
+                _s(f["records_lost"]),
+            )
+        c.print(table)
+        for f in findings:
+            c.print(f"- {f['explanation']}", soft_wrap=True, markup=False, highlight=False)
+    c.print(f"out: {manifest['out']}  (exit {manifest['exit_code']})")
+
+
+def _s(value: object) -> str:
+    return "" if value is None else str(value)
+
+
+def _offsets(f: dict[str, Any]) -> str:
+    if f["offset_start"] is None and f["offset_end"] is None:
+        return ""
+    return escape(f"[{_s(f['offset_start']) or '?'}, {_s(f['offset_end']) or '?'})")
+
+
+ANOMALY_FIELDS = (
+    "anomaly_id",
+    "kind",
+    "severity",
+    "confidence",
+    "cluster",
+    "topic",
+    "partition",
+    "leader_epoch",
+    "replica",
+    "offset_start",
+    "offset_end",
+    "records_lost",
+    "qualifier",
+    "caused_by",
+    "detected_at",
+    "profile",
+    "explanation",
+    "evidence",
+    "acked_produces",
+)
+
+
+@app.command()
+def anomalies(
+    out: Annotated[Path, typer.Argument(help="The --out folder of a run.")],
+    format: Annotated[
+        Format, typer.Option("--format", help="table, or json: one object per line.")
+    ] = Format.table,
+) -> None:
+    """List the findings of a run (reads the Parquet directly, no Spark)."""
+    if not out.exists():
+        err_console.print(f"[red]bad input:[/red] no such folder: {out}")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    rows = sorted(
+        read_table(str(out), "anomalies"),
+        key=lambda r: (
+            r["cluster"],
+            r["topic"] or "",
+            r["partition"] or 0,
+            r["leader_epoch"] or 0,
+            r["kind"],
+        ),
+    )
+    if format == Format.json:
+        for row in rows:
+            record = {k: row.get(k) for k in ANOMALY_FIELDS}
+            sys.stdout.write(json.dumps(record, default=str) + "\n")
+        return
+    if not rows:
+        out_console.print("no findings")
+        return
+    table = Table()
+    for col in (
+        "anomaly_id",
+        "kind",
+        "severity",
+        "confidence",
+        "partition",
+        "epoch",
+        "replica",
+        "offsets",
+        "lost",
+    ):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(
+            r["anomaly_id"],
+            r["kind"],
+            r["severity"],
+            r["confidence"],
+            escape(f"{r['topic']}-{r['partition']}"),
+            _s(r["leader_epoch"]),
+            _s(r["replica"]),
+            _offsets(r),
+            _s(r["records_lost"]),
+        )
+    out_console.print(table)
+
+
+@app.command()
+def explain(
+    out: Annotated[Path, typer.Argument(help="The --out folder of a run.")],
+    anomaly_id: Annotated[str, typer.Argument(help="The finding's anomaly_id.")],
+) -> None:
+    """Explain one finding: its sentence, the rule it breaks, its evidence in order."""
+    from replay.findings import REGISTRY
+    from replay.types import FindingKind
+
+    matches = [r for r in read_table(str(out), "anomalies") if r["anomaly_id"] == anomaly_id]
+    if not matches:
+        err_console.print(f"[red]bad input:[/red] no finding {anomaly_id} under {out}")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    f = matches[0]
+    c = out_console
+    c.print(f"[bold]{f['kind']}[/bold] ({f['severity']}, {f['confidence']}) {anomaly_id}")
+    c.print(f["explanation"], soft_wrap=True, markup=False)
+    c.print(f"rule: {REGISTRY[FindingKind(f['kind'])].VIOLATES}", soft_wrap=True, markup=False)
+    if f.get("caused_by"):
+        c.print("caused by: " + ", ".join(f["caused_by"]))
+    c.print("evidence:")
+    for e in f.get("evidence") or []:
+        c.print(f"  {e['source_file']}:{e['line_no']}", highlight=False)
+        c.print(f"    {e['text']}", soft_wrap=True, highlight=False, markup=False)
+
+
+def _register_simulator() -> None:
+    try:
+        from simulator.cli import simulate_command
+    except ImportError:  # the simulator is optional for the pipeline
+        return
+    app.command("simulate", help="Simulate a faulty Kafka cluster: artefacts plus truth.json.")(
+        simulate_command
+    )
+
+
+_register_simulator()
+
+
+def main() -> None:  # pragma: no cover - console script entry
+    app()
