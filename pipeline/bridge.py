@@ -66,7 +66,8 @@ BRIDGE_SCHEMA = _union_schema()
 class BridgeSettings:
     profile: Profile
     max_clock_skew_s: float
-    request_log_observers: frozenset[int]
+    #: per cluster, the brokers whose request logs are in the evidence
+    request_log_observers: dict[str, frozenset[int]]
 
 
 # --- rows -> events -----------------------------------------------------------
@@ -288,7 +289,7 @@ def replay_group(rows: list[dict[str, Any]], settings: BridgeSettings) -> list[d
         key=key,
         profile=settings.profile,
         max_clock_skew_s=settings.max_clock_skew_s,
-        request_log_observers=settings.request_log_observers,
+        request_log_observers=settings.request_log_observers.get(key.cluster, frozenset()),
     )
     return result_rows(replay_partition(events, ctx), problems)
 

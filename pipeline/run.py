@@ -14,6 +14,7 @@ from pyspark import StorageLevel
 
 from pipeline import __version__
 from pipeline.bridge import BridgeSettings, replay_partitions, split
+from pipeline.ingest.lines import cluster_of
 from pipeline.publish import (
     conform,
     local_path,
@@ -126,12 +127,13 @@ def run_job(options: RunOptions) -> RunSummary:
 
     has_metadata = any(f["kind"] == "metadata_dump" for f in files)
     profile, why = resolve_profile(options.profile, has_metadata)
-    observers = frozenset(
-        int(f["observer"])
-        for f in files
-        if f["kind"] == "request_log" and f["observer"] is not None
+    observers: dict[str, set[int]] = {}
+    for f in files:
+        if f["kind"] == "request_log" and f["observer"] is not None:
+            observers.setdefault(cluster_of(f["path"], cluster), set()).add(int(f["observer"]))
+    settings = BridgeSettings(
+        profile, options.max_clock_skew_s, {c: frozenset(b) for c, b in observers.items()}
     )
-    settings = BridgeSettings(profile, options.max_clock_skew_s, observers)
 
     with timings.stage("reconstruct_replay"):
         compressed = compress(with_topic_key(ingested.events)).persist(StorageLevel.MEMORY_AND_DISK)

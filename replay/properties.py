@@ -93,9 +93,7 @@ def marks(history: History) -> dict[int, Mark]:
             and start < committed
         )
         base = start if lost else committed
-        out[view.leader_epoch] = Mark(
-            view, committed, source, start, start_sources, lost, base
-        )
+        out[view.leader_epoch] = Mark(view, committed, source, start, start_sources, lost, base)
         if lost:
             committed, source = start, None
         if view.committed is not None and (committed is None or view.committed > committed):
@@ -196,7 +194,9 @@ def truncations_below_hwm(
                 offset_start=t.to_offset,
                 offset_end=end,
                 records_lost=lost,
-                confidence=Confidence.CONFIRMED,
+                # Without a diverging answer the loss happened between two
+                # fetches, so the HWM it is judged against is the later one.
+                confidence=Confidence.CONFIRMED if t.answered else Confidence.PROBABLE,
                 evidence=_sources(committed_source, t.before, t.after),
                 detected_at=t.at,
                 qualifier=scope,
@@ -215,8 +215,9 @@ def unresolved_divergences(
         if d.persisted_by is None or d.leader_epoch is None:
             continue
         mark = all_marks.get(d.leader_epoch)
-        candidates = [v for v in (mark.committed if mark else None, d.epoch_committed)
-                      if v is not None]
+        candidates = [
+            v for v in (mark.committed if mark else None, d.epoch_committed) if v is not None
+        ]
         committed = max(candidates) if candidates else None
         if committed is None or d.end_offset >= committed:
             continue
@@ -292,8 +293,8 @@ def committed_data_losses(
             continue
         if mark.lost and mark.start is not None:
             losses.append((mark, mark.start, hwm, mark.start))
-        elif mark.start is None and view.start_offset.hi is not None and (
-            view.start_offset.hi < hwm
+        elif (
+            mark.start is None and view.start_offset.hi is not None and (view.start_offset.hi < hwm)
         ):
             losses.append((mark, None, hwm, view.start_offset.hi))
     found = []

@@ -185,6 +185,9 @@ class Truncation:
     before: Source | None
     after: Source
     at: datetime | None
+    #: a diverging-epoch answer explains it; otherwise the replica lost data
+    #: (e.g. an unclean shutdown) at a moment the evidence does not fix
+    answered: bool = False
 
 
 @dataclass(frozen=True, slots=True)

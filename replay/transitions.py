@@ -284,6 +284,7 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
                     before=log.held_source,
                     after=source,
                     at=fetch.origin.time,
+                    answered=cause is not None,
                 ),
             ),
         )
@@ -397,9 +398,18 @@ def _learn_start_offset(
         if e.leader_epoch < view.leader_epoch and e.leader >= 0
     ]
     newest_led = max(led_before) if led_before else None
-    exact = (asked_epoch is not None and newest_led is not None and asked_epoch >= newest_led) or (
-        view.leader_last_fetched_epoch is not None
-        and answered_epoch == view.leader_last_fetched_epoch
+    # The leader's cache holds the epochs of the data it fetched and every
+    # epoch it led (it appends (E, LEO) on becoming leader, data or not).
+    own = [
+        e.leader_epoch
+        for e in history.epochs
+        if e.leader == leader and e.leader_epoch < view.leader_epoch
+    ]
+    if view.leader_last_fetched_epoch is not None:
+        own.append(view.leader_last_fetched_epoch)
+    asked_newest = asked_epoch is not None and newest_led is not None and asked_epoch >= newest_led
+    exact = asked_newest or (
+        view.leader_last_fetched_epoch is not None and answered_epoch == max(own)
     )
     bound = (
         view.start_offset.pin(end_offset, source)

@@ -200,23 +200,19 @@ class Truth:
                 f"leader {leader} of epoch {epoch} was down (not yet fenced) when elected and "
                 f"never served the epoch: X={x} is its on-disk log end, in no artefact",
             )
+        # H(E) is what was committed in the lineage the new leader continues: a
+        # loss is counted once, in the epoch where it happened (seed 000's
+        # orphaned m2 and seed 002 5.3.3's cascade; docs/findings.md).
         if leader not in prev_isr or recovering:
-            lo, hi, lost = (x, h, h - x) if x < h else (None, None, 0)
+            lo, hi, lost = (x, h_lin, h_lin - x) if x < h_lin else (None, None, 0)
             f = self._finding("unclean_election", key, epoch, leader, lo, hi, lost)
-            real = max(0, h_lin - x)
-            if real != lost:
-                self._dispute(f, real, "part of [X, H(E)) was already lost in an earlier epoch")
-        if x < h:
-            f = self._finding("committed_data_loss", key, epoch, None, x, h, h - x)
-            self.watch[key] = (epoch, leader, h, h_ev)
-            real = max(0, h_lin - x)
-            if real != h - x:
+            if h != h_lin and x < h:
                 self._dispute(
-                    f,
-                    real,
-                    f"the true HWM never goes back, but the lineage X={x} continues had only "
-                    f"{h_lin} committed: [{max(x, h_lin)}, {h}) was already lost before",
+                    f, lost, "the never-falling true HWM would count an earlier loss again"
                 )
+        if x < h_lin:
+            f = self._finding("committed_data_loss", key, epoch, None, x, h_lin, h_lin - x)
+            self.watch[key] = (epoch, leader, h_lin, h_ev if h == h_lin else h_lin)
         if x < h_lin:
             self.hwm_lineage[key] = x
 
@@ -289,30 +285,36 @@ class Truth:
                 f"truncation of replica {replica} [{to}, {frm}): the true HWM {h} rests on an "
                 f"acks=all ack's record count; the artefacts show {h_ev}",
             )
-        if to >= h:
+        # Records of the epoch in force are the leader's own lineage: committed
+        # up to the lineage's HWM now. Records of an older epoch were committed
+        # only up to what their lineage had committed when the next epoch with
+        # a leader began; from the start offset of any later epoch on, that
+        # epoch's leader rewrote the offsets, so the replica's records there
+        # exist nowhere else (seed 000, "Epoch in data diverge scenario").
+        later = [info for e, info in sorted(self.epochs[key].items()) if top < e <= cle]
+        if top >= cle:
+            h_ref = min(h, self.hwm_lineage[key])
+        elif not later or top < 0:
+            h_ref = h
+        else:
+            h_ref = later[0].h_lineage
+        if to >= h_ref:
             return
-        end = min(frm, h)
-        info = self.epochs[key].get(cle)
+        end = min(frm, h_ref)
         qualifier, lost = "local", None
         if top >= cle:
             qualifier = "local"
-        elif info is None or top < 0:
+        elif not later or top < 0:
             qualifier = "unknown"
-        elif end <= info.x:
-            qualifier = "local"
         else:
-            qualifier, lost = "global", end - max(info.x, to)
+            rewritten_from = min(info.x for info in later)
+            if end <= rewritten_from:
+                qualifier = "local"
+            else:
+                qualifier, lost = "global", end - max(rewritten_from, to)
         f = self._finding("truncation_below_hwm", key, cle, replica, to, end, lost, qualifier)
-        if qualifier == "global" and info is not None and lost is not None:
-            real = max(0, min(end, info.h_lineage) - max(info.x, to))
-            if real != lost:
-                self._dispute(
-                    f,
-                    real,
-                    f"offsets [{max(info.x, to)}, {end}) held records of epoch {top} that were "
-                    f"never committed (H({cle}) in their lineage was {info.h_lineage}); the HWM "
-                    "above them was reached by the new leader's own records",
-                )
+        if h_ref != h and to < h:
+            self._dispute(f, lost, "the never-falling true HWM would count uncommitted records")
 
     # -- result ----------------------------------------------------------------
     def result(self) -> dict[str, Any]:

@@ -127,7 +127,7 @@ def test_unclean_story_through_spark(spark) -> None:  # type: ignore[no-untyped-
         == 1
     )
 
-    settings = BridgeSettings(Profile.KRAFT, 2.0, frozenset({1, 2, 3}))
+    settings = BridgeSettings(Profile.KRAFT, 2.0, {"default": frozenset({1, 2, 3})})
     bridged = replay_partitions(partition_streams(compressed), settings)
     assert bridged.schema == BRIDGE_SCHEMA
 

@@ -342,12 +342,10 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
         F("hwm_regression", 2, 1, 250, 301, None),
     ],
     "seed000-hw-truncation-epoch": [],
-    # m2 (offset 9, acks=1, never committed) is rewritten by m3 in epoch 3 and
-    # committed there; docs/findings.md compares offsets with the true HWM, so
-    # A's truncation of m2 counts as below the HWM (see "disputed").
-    "seed000-divergence-epoch": [
-        F("truncation_below_hwm", 3, 1, 9, 10, 1, "global", topic="seed"),
-    ],
+    # m2 (offset 9, acks=1, never committed) is orphaned and rewritten by m3 in
+    # epoch 3, which commits it; A truncating m2 removes nothing that was ever
+    # committed in m2's lineage (seed 000, "Epoch in data diverge scenario").
+    "seed000-divergence-epoch": [],
 }
 
 
@@ -358,10 +356,7 @@ def test_named_scenario_truth(tmp_path: Path, scenario: str) -> None:
     assert "undecidable" not in truth  # every value is in the artefacts
     bad = {f"{f['topic']}-{f['partition']}" for f in EXPECTED[scenario]}
     assert truth["verdicts"] == {k: "invalid" if k in bad else "valid" for k in truth["verdicts"]}
-    if scenario == "seed000-divergence-epoch":
-        assert truth["disputed"][0]["committed_records_lost"] == 0
-    else:
-        assert "disputed" not in truth
+    assert "disputed" not in truth
 
 
 def test_unclean_election_artefacts_tell_the_story(tmp_path: Path) -> None:

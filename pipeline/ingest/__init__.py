@@ -76,7 +76,8 @@ def ingest(
 ) -> IngestResult:
     """Read every file under ``paths`` (recursively, plain or compressed).
 
-    ``cluster`` fills the cluster column of every row; ``broker_id`` is the
+    ``cluster`` fills the cluster column of every row outside a
+    ``cluster=NAME/`` folder (which names its own); ``broker_id`` is the
     observer of files whose path names no broker (``--broker-id``).
     ``persist`` keeps pass 2's outcome rows (memory, spilling to disk) so that
     a caller's several actions (events, quarantine, accounting) parse each
@@ -98,7 +99,7 @@ def ingest(
     if persist:
         outcomes = outcomes.persist(StorageLevel.MEMORY_AND_DISK)
     events = _events(outcomes, cluster).transform(
-        lambda df: _fill_topics(df, _topic_names(offsets))
+        lambda df: _fill_topics(df, _topic_names(offsets, cluster))
     )
     return IngestResult(
         events=_conform(events, PARTITION_EVENTS),
@@ -168,7 +169,7 @@ def _section_table(offsets: DataFrame) -> DataFrame:
 
 def _events(outcomes: DataFrame, cluster: str) -> DataFrame:
     line_level: dict[str, Column] = {
-        "cluster": F.lit(cluster),
+        "cluster": lines_.cluster(F.col("source_file"), cluster),
         "observer": F.col("observer"),
         "source_file": F.col("source_file"),
         "line_no": F.col("line_no"),
@@ -190,7 +191,7 @@ def _quarantine(outcomes: DataFrame, cluster: str) -> DataFrame:
     # DESIGN.md: the line's date when it has a timestamp, else the run date.
     date = F.date_format(F.coalesce(F.to_date("line_time"), F.current_date()), "yyyy-MM-dd")
     return outcomes.filter(F.col("reason").isNotNull()).select(
-        F.lit(cluster).alias("cluster"),
+        lines_.cluster(F.col("source_file"), cluster).alias("cluster"),
         "source_file",
         "line_no",
         "reason",
@@ -224,12 +225,13 @@ def _file_stats(files: DataFrame, outcomes: DataFrame) -> DataFrame:
 # --- topic names (task rule 7) ------------------------------------------------------
 
 
-def _topic_names(offsets: DataFrame) -> DataFrame:
-    """(topic_id, topic) pairs from the TOPIC_RECORDs pass 1 collected."""
+def _topic_names(offsets: DataFrame, cluster: str) -> DataFrame:
+    """(cluster, topic_id, topic) from the TOPIC_RECORDs pass 1 collected."""
     pairs = offsets.filter(F.col("kind") == metadata_dump.KIND).select(
-        F.explode(metadata_dump.topic_names(F.col("md_topic_payloads"))).alias("p")
+        lines_.cluster(F.col("source_file"), cluster).alias("cluster"),
+        F.explode(metadata_dump.topic_names(F.col("md_topic_payloads"))).alias("p"),
     )
-    return pairs.filter(F.col("p").isNotNull()).select("p.topic_id", "p.topic")
+    return pairs.filter(F.col("p").isNotNull()).select("cluster", "p.topic_id", "p.topic")
 
 
 def _fill_topics(events: DataFrame, names: DataFrame) -> DataFrame:
@@ -240,16 +242,25 @@ def _fill_topics(events: DataFrame, names: DataFrame) -> DataFrame:
     """
 
     def unique(key: str, other: str, key_as: str, other_as: str) -> DataFrame:
-        # min == max: exactly one value of ``other`` per ``key``.
-        agg = names.groupBy(key).agg(F.min(other).alias("lo"), F.max(other).alias("hi"))
+        # min == max: exactly one value of ``other`` per (cluster, ``key``).
+        agg = names.groupBy("cluster", key).agg(F.min(other).alias("lo"), F.max(other).alias("hi"))
         unique = agg.filter(F.col("lo") == F.col("hi"))
-        return unique.select(F.col(key).alias(key_as), F.col("lo").alias(other_as))
+        return unique.select(
+            F.col("cluster").alias("_cluster"),
+            F.col(key).alias(key_as),
+            F.col("lo").alias(other_as),
+        )
 
+    same_cluster = F.col("cluster") == F.col("_cluster")
     by_id = unique("topic_id", "topic", "_by_id", "_name")
     by_name = unique("topic", "topic_id", "_by_name", "_id")
-    named = events.join(F.broadcast(by_id), F.col("topic_id") == F.col("_by_id"), "left")
+    named = events.join(
+        F.broadcast(by_id), same_cluster & (F.col("topic_id") == F.col("_by_id")), "left"
+    ).drop("_cluster")
     named = named.withColumn("topic", F.coalesce("topic", "_name"))
-    named = named.join(F.broadcast(by_name), F.col("topic") == F.col("_by_name"), "left")
+    named = named.join(
+        F.broadcast(by_name), same_cluster & (F.col("topic") == F.col("_by_name")), "left"
+    ).drop("_cluster")
     named = named.withColumn("topic_id", F.coalesce("topic_id", "_id"))
     return named.select(*[f.name for f in PARTITION_EVENTS.fields])
 

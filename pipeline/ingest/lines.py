@@ -24,6 +24,23 @@ UNRECOGNISED = "unrecognised"
 #: The greedy ``.*`` takes the directory nearest to the file.
 _OBSERVER_DIR = r"(?i)^.*/(?:broker|kafka)[-=_](\d{1,10})/"
 
+#: A hive-style ``cluster=NAME/`` directory names the cluster of the files
+#: below it, so one run can audit a fleet's archive (one folder per cluster).
+#: It wins over ``--cluster``, which names the files outside such folders.
+_CLUSTER_DIR = r"^.*/cluster=([^/]+)/"
+
+
+def cluster(source_file: Column, default: str) -> Column:
+    """The cluster a file belongs to: its ``cluster=NAME/`` folder, else ``default``."""
+    from_path = F.regexp_extract(source_file, _CLUSTER_DIR, 1)
+    return F.when(from_path != "", from_path).otherwise(F.lit(default))
+
+
+def cluster_of(path: str, default: str) -> str:
+    """:func:`cluster` for one path, on the driver."""
+    match = re.match(_CLUSTER_DIR, path)
+    return match.group(1) if match else default
+
 
 def read_lines(spark: SparkSession, paths: list[str]) -> tuple[DataFrame, list[str]]:
     """Every line of every file under ``paths``, and the files themselves.

@@ -1,0 +1,117 @@
+"""The replay judged against the simulator's truth, end to end through Spark.
+
+Every named scenario and a set of random seeds are simulated into one fleet
+archive (one ``cluster=NAME/`` folder each), ``run_job`` reads it in a single
+Spark job, and each cluster's findings must equal its ``truth.json``:
+kind, topic, partition, leader epoch, replica, offsets, records lost and
+qualifier. Where the truth itself says the artefacts cannot decide a value
+(``undecidable``: e.g. the moment of an unclean shutdown between two fetches),
+the finding must still exist, compared on what the evidence does fix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import simulator
+from pipeline.run import RunOptions, read_table, run_job
+
+pytestmark = pytest.mark.spark
+
+NAMED = [name for name, _ in simulator.list_scenarios() if name != "random"]
+EXACT = (
+    "kind",
+    "topic",
+    "partition",
+    "leader_epoch",
+    "replica",
+    "offset_start",
+    "offset_end",
+    "records_lost",
+    "qualifier",
+)
+LOOSE = ("kind", "topic", "partition", "leader_epoch", "replica", "offset_start")
+CI_SEEDS = int(os.environ.get("EPOCHTRAIL_CI_SEEDS", "25"))
+
+
+def _key(finding: dict[str, Any], fields: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple(finding.get(f) for f in fields)
+
+
+def compare(truth: dict[str, Any], ours: list[dict[str, Any]]) -> list[str]:
+    """Differences between a cluster's truth and our findings (empty = agree)."""
+    notes = truth.get("undecidable", [])
+    loose_idx = {n["finding"] for n in notes if n.get("finding") is not None}
+    # A note without a finding: the evidence may show one the truth does not have.
+    tolerated = {
+        (n["kind"], n["topic"], n["partition"], n["leader_epoch"])
+        for n in notes
+        if n.get("finding") is None
+    }
+    want_exact = {_key(f, EXACT) for i, f in enumerate(truth["findings"]) if i not in loose_idx}
+    want_loose = {_key(f, LOOSE) for i, f in enumerate(truth["findings"]) if i in loose_idx}
+    problems = []
+    unmatched_loose = set(want_loose)
+    for f in ours:
+        if _key(f, EXACT) in want_exact:
+            want_exact.discard(_key(f, EXACT))
+        elif _key(f, LOOSE) in unmatched_loose:
+            unmatched_loose.discard(_key(f, LOOSE))
+        elif (f["kind"], f["topic"], f["partition"], f["leader_epoch"]) not in tolerated:
+            problems.append(f"extra {_key(f, EXACT)}")
+    problems += [f"missing {k}" for k in sorted(want_exact, key=str)]
+    problems += [f"missing {k}" for k in sorted(unmatched_loose, key=str)]
+    return problems
+
+
+def judge_fleet(root: Path, out: Path) -> dict[str, list[str]]:
+    summary = run_job(RunOptions(paths=[str(root)], out=str(out)))
+    assert summary.quarantined_lines == 0
+    found: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in read_table(str(out), "anomalies"):
+        found[row["cluster"]].append(row)
+    verdicts = {
+        (r["cluster"], f"{r['topic']}-{r['partition']}"): r["verdict"]
+        for r in read_table(str(out), "partition_verdicts")
+    }
+    result = {}
+    for folder in sorted(root.iterdir()):
+        cluster = folder.name.split("=", 1)[1]
+        truth = json.loads((folder / "truth.json").read_text())
+        problems = compare(truth, found.get(cluster, []))
+        unsure = {f"{n['topic']}-{n['partition']}" for n in truth.get("undecidable", [])}
+        for partition, verdict in truth["verdicts"].items():
+            ours = verdicts.get((cluster, partition))
+            if ours != verdict and partition not in unsure:
+                problems.append(f"verdict {partition}: truth {verdict}, replay {ours}")
+        result[cluster] = problems
+    return result
+
+
+def test_named_scenarios_and_random_seeds_match_their_truth(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "fleet"
+    for name in NAMED:
+        simulator.simulate(name, root / f"cluster={name}", seed=0)
+    for seed in range(1, CI_SEEDS + 1):
+        simulator.simulate("random", root / f"cluster=random-{seed}", seed=seed)
+
+    result = judge_fleet(root, tmp_path / "out")
+
+    disagreements = {c: p for c, p in result.items() if p}
+    assert disagreements == {}
+    assert len(result) == len(NAMED) + CI_SEEDS
+
+
+@pytest.mark.slow
+def test_two_hundred_random_seeds_match_their_truth(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "fleet"
+    for seed in range(1, 201):
+        simulator.simulate("random", root / f"cluster=random-{seed}", seed=seed)
+    result = judge_fleet(root, tmp_path / "out")
+    assert {c: p for c, p in result.items() if p} == {}
