@@ -384,6 +384,21 @@ def gaps(history: History, ctx: ReplayContext) -> tuple[str, ...]:
                 "it did"
             )
     for mark in marks(history).values():
+        view = mark.view
+        if (
+            mark.start is None
+            and view.leader != NO_LEADER
+            and view.election not in UNCLEAN
+            and mark.committed is not None
+            and view.leader_log_end is not None
+            and view.leader_log_end < mark.committed
+            and (view.start_offset.lo is None or view.start_offset.lo < mark.committed)
+        ):
+            out.append(
+                f"leader {view.leader} of epoch {view.leader_epoch} was last seen holding up to "
+                f"offset {view.leader_log_end}, below the committed {mark.committed}, and where "
+                "its epoch started is not in evidence: a loss cannot be ruled out"
+            )
         if mark.view.election in UNCLEAN and mark.start is None:
             out.append(
                 f"epoch {mark.view.leader_epoch} began with an unclean election and its start "

@@ -146,6 +146,8 @@ class EpochView:
     committed_source: Source | None = None
     #: the lowest base offset its leader acknowledged in this epoch
     lowest_write: int | None = None
+    #: the highest log end the new leader was seen to hold before it
+    leader_log_end: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

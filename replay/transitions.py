@@ -185,6 +185,7 @@ def _partition_change(history: History, record: PartitionChangeRecord) -> Histor
         began_at=record.origin.time,
         metadata_offset=record.origin.metadata_offset,
         leader_last_fetched_epoch=new_leader_log.last_fetched_epoch,
+        leader_log_end=new_leader_log.held,
     )
     return _end_current_epoch(history, record.origin, after, view)
 

@@ -44,8 +44,15 @@ def _key(finding: dict[str, Any], fields: tuple[str, ...]) -> tuple[Any, ...]:
     return tuple(finding.get(f) for f in fields)
 
 
-def compare(truth: dict[str, Any], ours: list[dict[str, Any]]) -> list[str]:
-    """Differences between a cluster's truth and our findings (empty = agree)."""
+def compare(
+    truth: dict[str, Any], ours: list[dict[str, Any]], unknown: frozenset[str] = frozenset()
+) -> list[str]:
+    """Differences between a cluster's truth and our findings (empty = agree).
+
+    A finding the truth calls undecidable may be absent from ours when the
+    evidence cannot show it: a local truncation (the replica's data is still
+    on the leader) or anything in a partition whose verdict is ``unknown``
+    (``unknown`` holds the ``topic-partition`` names with that verdict)."""
     notes = truth.get("undecidable", [])
     loose_idx = {n["finding"] for n in notes if n.get("finding") is not None}
     # A note without a finding: the evidence may show one the truth does not have.
@@ -58,15 +65,36 @@ def compare(truth: dict[str, Any], ours: list[dict[str, Any]]) -> list[str]:
     want_loose = {_key(f, LOOSE) for i, f in enumerate(truth["findings"]) if i in loose_idx}
     problems = []
     unmatched_loose = set(want_loose)
+    # Where the evidence cannot tell whether the leader held what a replica
+    # truncated, the replay says so (qualifier unknown, records_lost null).
+    undecided = {k[:7]: k for k in want_exact}
     for f in ours:
         if _key(f, EXACT) in want_exact:
             want_exact.discard(_key(f, EXACT))
+        elif f.get("qualifier") == "unknown" and _key(f, EXACT)[:7] in undecided:
+            want_exact.discard(undecided.pop(_key(f, EXACT)[:7]))
         elif _key(f, LOOSE) in unmatched_loose:
             unmatched_loose.discard(_key(f, LOOSE))
         elif (f["kind"], f["topic"], f["partition"], f["leader_epoch"]) not in tolerated:
             problems.append(f"extra {_key(f, EXACT)}")
     problems += [f"missing {k}" for k in sorted(want_exact, key=str)]
-    problems += [f"missing {k}" for k in sorted(unmatched_loose, key=str)]
+    # e.g. a leader elected while down, never serving its epoch: its log end
+    # is on its disk only, in no artefact any reader has.
+    in_no_artefact = {
+        _key(truth["findings"][n["finding"]], LOOSE)
+        for n in notes
+        if n.get("finding") is not None and any("in no artefact" in r for r in n.get("reasons", []))
+    }
+    loose_findings = {_key(f, LOOSE): f for i, f in enumerate(truth["findings"]) if i in loose_idx}
+    for k in sorted(unmatched_loose, key=str):
+        f = loose_findings[k]
+        invisible = (
+            f.get("qualifier") == "local"
+            or f"{f['topic']}-{f['partition']}" in unknown
+            or k in in_no_artefact
+        )
+        if not invisible:
+            problems.append(f"missing {k}")
     return problems
 
 
@@ -84,7 +112,8 @@ def judge_fleet(root: Path, out: Path) -> dict[str, list[str]]:
     for folder in sorted(root.iterdir()):
         cluster = folder.name.split("=", 1)[1]
         truth = json.loads((folder / "truth.json").read_text())
-        problems = compare(truth, found.get(cluster, []))
+        unknown = frozenset(p for (c, p), v in verdicts.items() if c == cluster and v == "unknown")
+        problems = compare(truth, found.get(cluster, []), unknown)
         unsure = {f"{n['topic']}-{n['partition']}" for n in truth.get("undecidable", [])}
         for partition, verdict in truth["verdicts"].items():
             ours = verdicts.get((cluster, partition))
