@@ -23,12 +23,16 @@ from replay.types import (
     NO_LEADER_CHANGE,
     RECOVERED,
     RECOVERY_NO_CHANGE,
+    BecomeFollower,
+    BecomeLeader,
     BrokerFencing,
     BrokerRegistration,
     EpochAnswer,
+    EpochCheckpoint,
     Event,
     FetchAnswer,
     FollowerFetch,
+    LogTruncated,
     Origin,
     PartitionChangeRecord,
     PartitionKey,
@@ -165,10 +169,42 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], Event]] = {
         r["end_offset"],
         r["error_code"] or 0,
     ),
+    # broker server / state-change logs and checkpoint files
+    "become_leader": lambda r: BecomeLeader(
+        _origin(r), r["replica"], r["leader_epoch"], r.get("leo"), r.get("hwm")
+    ),
+    "become_follower": lambda r: BecomeFollower(
+        _origin(r), r["replica"], r["leader_epoch"], r.get("leo"), r.get("leader")
+    ),
+    "truncation": lambda r: LogTruncated(
+        _origin(r),
+        r["replica"],
+        r["truncate_to"],
+        r["diverging_epoch"],
+        r["diverging_end_offset"],
+    ),
+    "epoch_checkpoint": lambda r: EpochCheckpoint(
+        _origin(r), r["replica"], r["leader_epoch"], r["base_offset"]
+    ),
 }
 
 #: kinds the replay does not read (yet): kept in silver, not bridged
-NOT_REPLAYED = frozenset({"topic_record", "epoch_query"})
+NOT_REPLAYED = frozenset(
+    {
+        "topic_record",
+        "epoch_query",
+        # kept in silver for people and dashboards; the replay does not judge
+        # with them yet
+        "isr_shrink",
+        "isr_expand",
+        "isr_updated",
+        "hwm_regression_warning",
+        "log_loaded",
+        "recovering",
+        "unclean_partition_change",
+        "hwm_checkpoint",
+    }
+)
 
 
 def to_events(rows: Iterable[dict[str, Any]]) -> tuple[list[Event], list[str]]:
@@ -185,7 +221,7 @@ def to_events(rows: Iterable[dict[str, Any]]) -> tuple[list[Event], list[str]]:
             continue
         try:
             events.append(convert(row))
-        except (TypeError, ValueError) as error:
+        except (KeyError, TypeError, ValueError) as error:
             problems.append(f"{row['source_file']}:{row['line_no']}: {kind} unusable ({error})")
     return events, problems
 

@@ -36,6 +36,7 @@ err_console = Console(stderr=True)
 class ProfileChoice(StrEnum):
     auto = "auto"
     kraft = "kraft"
+    kraft_elr = "kraft-elr"
 
 
 class Format(StrEnum):

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pyspark import StorageLevel
+from pyspark.sql import functions as F
 
 from pipeline import __version__
 from pipeline.bridge import BridgeSettings, replay_partitions, split
@@ -126,7 +127,13 @@ def run_job(options: RunOptions) -> RunSummary:
         )
 
     has_metadata = any(f["kind"] == "metadata_dump" for f in files)
-    profile, why = resolve_profile(options.profile, has_metadata)
+    has_elr = (
+        has_metadata
+        and not ingested.events.filter(
+            F.col("elr").isNotNull() | F.col("last_known_elr").isNotNull()
+        ).isEmpty()
+    )
+    profile, why = resolve_profile(options.profile, has_metadata, has_elr)
     observers: dict[str, set[int]] = {}
     for f in files:
         if f["kind"] == "request_log" and f["observer"] is not None:

@@ -29,16 +29,21 @@ __all__ = [
 ]
 
 
-def resolve_profile(requested: Profile, has_metadata_log: bool) -> tuple[Profile, str]:
-    """The profile to judge with, and why. Only ``kraft`` exists so far, so
-    ``auto`` picks it when a metadata log is present and says so otherwise."""
+def resolve_profile(
+    requested: Profile, has_metadata_log: bool, has_elr: bool = False
+) -> tuple[Profile, str]:
+    """The profile to judge with, and why (recorded in the run manifest)."""
     if requested != Profile.AUTO:
         return requested, f"requested with --profile {requested.value}"
+    if has_elr:
+        return Profile.KRAFT_ELR, (
+            "the metadata log carries ELR / LastKnownELR fields (PartitionRecord v2, KIP-966)"
+        )
     if has_metadata_log:
         return Profile.KRAFT, "a KRaft metadata log is in the evidence"
     return Profile.KRAFT, (
-        "no metadata log in the evidence; kraft is the only profile implemented, so verdicts "
-        "without a lineage are unknown"
+        "no metadata log in the evidence; the ZooKeeper-era profiles are not implemented, so "
+        "kraft is used and verdicts without a lineage are unknown"
     )
 
 

@@ -90,6 +90,8 @@ class UncleanElection(Finding):
     the new leader lacked: [its log end, the true HWM before the election)."""
 
     isr_before: tuple[int, ...] = ()
+    #: elected from LastKnownELR by unclean recovery (KIP-966, seed 002 5.3)
+    recovery: bool = False
 
     KIND = FindingKind.UNCLEAN_ELECTION
     VIOLATES = (
@@ -102,9 +104,10 @@ class UncleanElection(Finding):
         return Severity.CRITICAL if self.records_lost else Severity.WARNING
 
     def explain(self) -> str:
+        how = "an unclean recovery" if self.recovery else "an unclean election"
         head = (
             f"Broker {self.replica} became leader of {self.key.describe()} in epoch "
-            f"{self.leader_epoch} by an unclean election (previous ISR "
+            f"{self.leader_epoch} by {how} (previous ISR "
             f"[{', '.join(map(str, self.isr_before))}])"
         )
         if self.records_lost == 0:

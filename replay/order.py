@@ -10,7 +10,8 @@ own file is ordered by line. Across brokers only skewed clocks exist. So:
    it names: no broker can know epoch E before the controller wrote it. The
    highest epoch an observer has named so far is a floor for all its later
    events;
-4. above that floor, the observer's clock places it among metadata records.
+4. above that floor, the observer's clock places it among metadata records;
+   an observation with no clock (a checkpoint file) describes the end.
 
 A placement that only the clock decides, within ``max_clock_skew_s`` of a
 metadata record, is not fixed by the evidence; such placements are counted so
@@ -27,11 +28,22 @@ from datetime import datetime
 from replay.types import (
     METADATA_EVENTS,
     NO_LEADER_CHANGE,
+    BecomeFollower,
+    BecomeLeader,
     Event,
     FollowerFetch,
     PartitionChangeRecord,
     PartitionRecord,
 )
+
+
+def named_epoch(event: Event) -> int | None:
+    """The leader epoch an observation says its broker knew of."""
+    if isinstance(event, FollowerFetch):
+        return event.current_leader_epoch
+    if isinstance(event, BecomeLeader | BecomeFollower):
+        return event.leader_epoch
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,16 +132,14 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
         )
         named: int | None = None
         for event in items:
-            if (
-                isinstance(event, FollowerFetch)
-                and event.current_leader_epoch is not None
-                and event.current_leader_epoch >= 0
-            ):
-                named = max(named or 0, event.current_leader_epoch)
+            epoch = named_epoch(event)
+            if epoch is not None and epoch >= 0:
+                named = max(named or 0, epoch)
             floor = floor_for(named)
             t = _ts(event.origin.time)
             if t is None:
-                pos = floor
+                # No clock at all (checkpoint files): a picture of the end.
+                pos = len(kept)
             else:
                 by_clock = bisect.bisect_right(clock, t)
                 pos = max(floor, by_clock)

@@ -124,6 +124,7 @@ def unclean_elections(history: History, ctx: ReplayContext) -> list[UncleanElect
                 evidence=_sources(view.began, mark.committed_source, mark.start_sources),
                 detected_at=view.began_at,
                 isr_before=view.isr_before,
+                recovery=view.election == ElectionKind.UNCLEAN_RECOVERY,
             )
         )
     return found

@@ -27,13 +27,17 @@ from replay.types import (
     NO_LEADER,
     NO_LEADER_CHANGE,
     RECOVERING,
+    BecomeFollower,
+    BecomeLeader,
     BrokerFencing,
     BrokerRegistration,
     ElectionKind,
     EpochAnswer,
+    EpochCheckpoint,
     Event,
     FetchAnswer,
     FollowerFetch,
+    LogTruncated,
     Origin,
     PartitionChangeRecord,
     PartitionRecord,
@@ -65,24 +69,38 @@ def step(history: History, event: Event) -> History:
             return _produce_ack(history, event)
         case EpochAnswer():
             return _epoch_answer(history, event)
+        case BecomeLeader():
+            return _become_leader(history, event)
+        case BecomeFollower():
+            return _become_follower(history, event)
+        case LogTruncated():
+            return _log_truncated(history, event)
+        case EpochCheckpoint():
+            return _epoch_checkpoint(history, event)
         case _:
             assert_never(event)
 
 
+def _evidence_kind(event: Event) -> str:
+    if isinstance(
+        event, PartitionRecord | PartitionChangeRecord | BrokerRegistration | BrokerFencing
+    ):
+        return "metadata"
+    if isinstance(event, BecomeLeader | BecomeFollower | LogTruncated):
+        return "broker_log"
+    if isinstance(event, EpochCheckpoint):
+        return "checkpoint"
+    return "request_log"
+
+
 def _observe(history: History, origin: Origin, event: Event) -> History:
-    kind = (
-        "metadata"
-        if isinstance(
-            event, PartitionRecord | PartitionChangeRecord | BrokerRegistration | BrokerFencing
-        )
-        else "request_log"
-    )
+    kind = _evidence_kind(event)
     first, last = history.first_time, history.last_time
     if origin.time is not None:
         first = origin.time if first is None or origin.time < first else first
         last = origin.time if last is None or origin.time > last else last
     observers = history.observers
-    if kind == "request_log" and origin.observer is not None:
+    if kind != "metadata" and origin.observer is not None:
         observers = observers | {origin.observer}
     return replace(
         history,
@@ -139,12 +157,20 @@ def classify_election(
 ) -> ElectionKind:
     if after.leader == NO_LEADER:
         return ElectionKind.OFFLINE
-    if record.leader_recovery_state == RECOVERING or not election_was_clean(
-        after.leader, before.isr
-    ):
+    recovering = record.leader_recovery_state == RECOVERING
+    if not recovering and after.leader not in before.isr and after.leader in before.elr:
+        # KIP-966 (seed 002 5.2, case B): an ELR member is complete, so its
+        # election is clean, although Kafka's electionWasClean test, which
+        # only knows the ISR, logs it "UNCLEAN" (kafka-formats.md 2.6).
+        return ElectionKind.ELR
+    if recovering or not election_was_clean(after.leader, before.isr):
         # Seed 003 section 2.8 and kafka-formats.md 2.6: the controller marks an
         # unclean leader RECOVERING (KIP-704); Kafka logs "UNCLEAN partition
-        # change" whenever the new leader was outside the previous ISR.
+        # change" whenever the new leader was outside the previous ISR. With
+        # ISR and ELR empty, a leader from LastKnownELR is an unclean recovery
+        # (seed 002 5.3).
+        if not before.isr and not before.elr and after.leader in before.last_known_elr:
+            return ElectionKind.UNCLEAN_RECOVERY
         return ElectionKind.UNCLEAN
     if after.replicas != before.replicas or record.adding_replicas or record.removing_replicas:
         return ElectionKind.REASSIGNMENT
@@ -260,59 +286,17 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
     source = fetch.origin.source
     leader = fetch.origin.observer
     history = _note_unknown_epoch(history, fetch.current_leader_epoch, source)
-    log = history.replica(fetch.replica)
-    if log.held is not None and fetch.fetch_offset < log.held:
-        epoch = _epoch_in_force(history, fetch.current_leader_epoch)
-        committed, committed_source = _committed_in(history, epoch)
-        cause = _divergence_resolved_by(history, fetch)
-        if cause is not None:
-            # Kafka truncated when it read the diverging answer, not when it
-            # next fetched: judge against what was committed then.
-            committed = cause.epoch_committed
-            committed_source = None
-        history = replace(
-            history,
-            truncations=history.truncations
-            + (
-                Truncation(
-                    replica=fetch.replica,
-                    from_offset=log.held,
-                    to_offset=fetch.fetch_offset,
-                    leader_epoch=epoch,
-                    top_epoch=log.top_epoch,
-                    epoch_committed=committed,
-                    epoch_committed_source=committed_source,
-                    before=log.held_source,
-                    after=source,
-                    at=fetch.origin.time,
-                    answered=cause is not None,
-                ),
-            ),
-        )
-        held: int = fetch.fetch_offset
-        held_source: Source | None = source
-    elif log.held is None or fetch.fetch_offset >= log.held:
-        # the newest line showing the replica at its end is the best evidence
-        held, held_source = fetch.fetch_offset, source
-    else:
-        held, held_source = log.held, log.held_source
-    history = history.with_replica(
+    history = _log_end_seen(
+        history,
         fetch.replica,
-        replace(
-            log,
-            leo=fetch.fetch_offset,
-            held=held,
-            held_source=held_source,
-            last_fetched_epoch=fetch.last_fetched_epoch,
-            leo_source=source,
-            top_epoch=(
-                fetch.last_fetched_epoch
-                if fetch.last_fetched_epoch is not None and fetch.last_fetched_epoch >= 0
-                else log.top_epoch
-            ),
-        ),
+        fetch.fetch_offset,
+        fetch.current_leader_epoch,
+        fetch.last_fetched_epoch,
+        fetch.origin,
     )
-    history = _settle_divergences(history, fetch)
+    history = _settle_divergences(
+        history, fetch.replica, fetch.fetch_offset, fetch.last_fetched_epoch, source
+    )
     # A follower holding data of the epoch it fetches in has that epoch's first
     # batch below its fetch offset: the epoch started before it.
     view = history.epoch(fetch.current_leader_epoch)
@@ -337,35 +321,110 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
     )
 
 
-def _divergence_resolved_by(history: History, fetch: FollowerFetch) -> Divergence | None:
+def _log_end_seen(
+    history: History,
+    replica: int,
+    offset: int,
+    named_epoch: int | None,
+    last_fetched_epoch: int | None,
+    origin: Origin,
+    explained: bool = False,
+) -> History:
+    """The evidence shows ``replica``'s log ending at ``offset``: below what it
+    was known to hold, that is a truncation."""
+    source = origin.source
+    log = history.replica(replica)
+    if log.held is not None and offset < log.held:
+        epoch = _epoch_in_force(history, named_epoch)
+        committed, committed_source = _committed_in(history, epoch)
+        cause = _divergence_resolved_by(history, replica, offset)
+        if cause is not None:
+            # Kafka truncated when it read the diverging answer, not when it
+            # next fetched: judge against what was committed then.
+            committed = cause.epoch_committed
+            committed_source = None
+        history = replace(
+            history,
+            truncations=history.truncations
+            + (
+                Truncation(
+                    replica=replica,
+                    from_offset=log.held,
+                    to_offset=offset,
+                    leader_epoch=epoch,
+                    top_epoch=log.top_epoch,
+                    epoch_committed=committed,
+                    epoch_committed_source=committed_source,
+                    before=log.held_source,
+                    after=source,
+                    at=origin.time,
+                    answered=cause is not None or explained,
+                ),
+            ),
+        )
+        held: int = offset
+        held_source: Source | None = source
+    elif log.held is None or offset >= log.held:
+        # the newest line showing the replica at its end is the best evidence
+        held, held_source = offset, source
+    else:
+        held, held_source = log.held, log.held_source
+    return history.with_replica(
+        replica,
+        replace(
+            log,
+            leo=offset,
+            held=held,
+            held_source=held_source,
+            last_fetched_epoch=last_fetched_epoch
+            if last_fetched_epoch is not None
+            else log.last_fetched_epoch,
+            leo_source=source,
+            top_epoch=(
+                last_fetched_epoch
+                if last_fetched_epoch is not None and last_fetched_epoch >= 0
+                else log.top_epoch
+            ),
+        ),
+    )
+
+
+def _divergence_resolved_by(history: History, replica: int, offset: int) -> Divergence | None:
     for d in reversed(history.divergences):
         if (
-            d.replica == fetch.replica
+            d.replica == replica
             and d.resolved_by is None
             and d.persisted_by is None
-            and fetch.fetch_offset <= d.end_offset
+            and offset <= d.end_offset
         ):
             return d
     return None
 
 
-def _settle_divergences(history: History, fetch: FollowerFetch) -> History:
+def _settle_divergences(
+    history: History,
+    replica: int,
+    offset: int,
+    last_fetched_epoch: int | None,
+    source: Source,
+) -> History:
     changed = False
     settled: list[Divergence] = []
     for d in history.divergences:
-        if d.replica != fetch.replica or d.resolved_by or d.persisted_by:
+        if d.replica != replica or d.resolved_by or d.persisted_by:
             settled.append(d)
             continue
-        if fetch.fetch_offset <= d.end_offset:
-            d = replace(d, resolved_by=fetch.origin.source)
+        if offset <= d.end_offset:
+            d = replace(d, resolved_by=source)
             changed = True
         elif (
-            fetch.last_fetched_epoch == d.follower_last_fetched_epoch
-            and fetch.fetch_offset >= d.follower_leo
+            last_fetched_epoch is not None
+            and last_fetched_epoch == d.follower_last_fetched_epoch
+            and offset >= d.follower_leo
         ):
             # Fetching on from the same epoch past the divergence point: the
             # follower kept the diverging suffix.
-            d = replace(d, persisted_by=fetch.origin.source)
+            d = replace(d, persisted_by=source)
             changed = True
         settled.append(d)
     return replace(history, divergences=tuple(settled)) if changed else history
@@ -489,8 +548,12 @@ def _fetch_answer(history: History, answer: FetchAnswer) -> History:
         )
         history = _commit(history, epoch, answer.hwm, source)
         if leader is not None:
-            # A leader's HWM never exceeds its own log end.
+            # A leader's HWM never exceeds its own log end, and its log holds
+            # no data of an epoch after the one it leads.
             history = _hold(history, leader, answer.hwm, source)
+            log = history.replica(leader)
+            if epoch is not None and (log.top_epoch is None or log.top_epoch < epoch):
+                history = history.with_replica(leader, replace(log, top_epoch=epoch))
     if (
         answer.diverging_epoch is not None
         and answer.diverging_epoch >= 0
@@ -564,3 +627,59 @@ def _epoch_answer(history: History, answer: EpochAnswer) -> History:
         answer.origin.source,
         answer.origin,
     )
+
+
+# --- broker logs and checkpoint files ------------------------------------------------
+
+
+def _become_leader(history: History, event: BecomeLeader) -> History:
+    """Partition.makeLeader's line: "from offset X" is the leader's log end,
+    the start offset of its epoch (kafka-formats.md 5.5)."""
+    source = event.origin.source
+    history = _note_unknown_epoch(history, event.leader_epoch, source)
+    if event.start_offset is None or event.start_offset < 0:
+        return history
+    view = history.epoch(event.leader_epoch)
+    if view is not None and view.leader == event.broker:
+        history = history.with_epoch(
+            replace(view, start_offset=view.start_offset.pin(event.start_offset, source))
+        )
+    return _log_end_seen(
+        history, event.broker, event.start_offset, event.leader_epoch, None, event.origin
+    )
+
+
+def _become_follower(history: History, event: BecomeFollower) -> History:
+    if event.log_end is None or event.log_end < 0:
+        return history
+    history = _note_unknown_epoch(history, event.leader_epoch, event.origin.source)
+    return _log_end_seen(
+        history, event.broker, event.log_end, event.leader_epoch, None, event.origin
+    )
+
+
+def _log_truncated(history: History, event: LogTruncated) -> History:
+    """The broker's own word that its log now ends at ``to_offset``."""
+    if event.to_offset < 0:
+        return history
+    explained = event.diverging_epoch is not None and event.diverging_end_offset is not None
+    history = _log_end_seen(
+        history, event.broker, event.to_offset, None, None, event.origin, explained=explained
+    )
+    return _settle_divergences(history, event.broker, event.to_offset, None, event.origin.source)
+
+
+def _epoch_checkpoint(history: History, event: EpochCheckpoint) -> History:
+    """A leader-epoch-checkpoint entry (epoch, start offset). The leader of
+    that epoch wrote it when it became leader: its start offset exactly. Any
+    other replica's first batch of the epoch lies at or above it."""
+    view = history.epoch(event.leader_epoch)
+    if view is None or event.start_offset < 0:
+        return history
+    source = event.origin.source
+    bound = (
+        view.start_offset.pin(event.start_offset, source)
+        if view.leader == event.broker
+        else view.start_offset.at_most(event.start_offset, source)
+    )
+    return history.with_epoch(replace(view, start_offset=bound))

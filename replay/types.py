@@ -31,6 +31,8 @@ class Profile(StrEnum):
 
     AUTO = "auto"
     KRAFT = "kraft"
+    #: Kafka 4.x with KIP-966: ISR, then ELR, then unclean recovery
+    KRAFT_ELR = "kraft-elr"
 
 
 class FindingKind(StrEnum):
@@ -226,6 +228,54 @@ class EpochAnswer:
     requested_epoch: int | None = None
 
 
+# --- events: broker server / state-change logs and checkpoint files -----------
+
+
+@dataclass(frozen=True, slots=True)
+class BecomeLeader:
+    """``Leader tp ... starts at leader epoch E from offset X``: the leader's
+    own statement of where its epoch starts (its log end on becoming leader)."""
+
+    origin: Origin
+    broker: int
+    leader_epoch: int
+    start_offset: int | None
+    hwm: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BecomeFollower:
+    """``Follower tp starts at leader epoch E from offset X``: its log end."""
+
+    origin: Origin
+    broker: int
+    leader_epoch: int | None
+    log_end: int | None
+    leader: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LogTruncated:
+    """A broker's own log line saying it truncated its log to ``to_offset``;
+    with the diverging epoch when the fetcher says why."""
+
+    origin: Origin
+    broker: int
+    to_offset: int
+    diverging_epoch: int | None = None
+    diverging_end_offset: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EpochCheckpoint:
+    """One leader-epoch-checkpoint entry of a broker: epoch -> start offset."""
+
+    origin: Origin
+    broker: int
+    leader_epoch: int
+    start_offset: int
+
+
 Event = (
     PartitionRecord
     | PartitionChangeRecord
@@ -235,6 +285,10 @@ Event = (
     | FetchAnswer
     | ProduceAck
     | EpochAnswer
+    | BecomeLeader
+    | BecomeFollower
+    | LogTruncated
+    | EpochCheckpoint
 )
 
 METADATA_EVENTS = (PartitionRecord, PartitionChangeRecord, BrokerRegistration, BrokerFencing)

@@ -306,3 +306,99 @@ def test_a_loss_is_counted_once_where_it_happened() -> None:
         (f.kind.value, f.leader_epoch) for f in by_kind(result, FindingKind.COMMITTED_DATA_LOSS)
     ] == [("committed_data_loss", 2)]
     assert result.lineage[3].election == ElectionKind.CLEAN
+
+
+def test_broker_log_lines_pin_the_start_offset_and_show_the_truncation() -> None:
+    """Without request-log evidence of the divergence, the new leader's
+    "starts at leader epoch 2 from offset 120" line and the old leader's
+    "Truncating to offset 120" line tell the same story (kafka-formats.md 5.2,
+    5.5)."""
+    from replay.types import BecomeLeader, LogTruncated, Origin, Source
+
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.change(isr=(1,))
+    s.fetch(1, 3, 100, epoch=0, last_fetched=0, hwm=150)
+    s.fence(1)
+    s.change(leader=NO_LEADER)
+    s.change(leader=2, isr=(2,), recovery=RECOVERING)
+    t = s.events[-1].origin.time
+    s.events.append(BecomeLeader(Origin(Source("broker-2/state-change.log", 7), t, 2, None, 70),
+                                 broker=2, leader_epoch=2, start_offset=120))
+    s.events.append(LogTruncated(Origin(Source("broker-1/server.log", 40), t, 1, None, 400),
+                                 broker=1, to_offset=120))
+
+    result = replay_partition(s.events, ALL_LOGS)
+
+    [election] = by_kind(result, FindingKind.UNCLEAN_ELECTION)
+    assert (election.offset_start, election.offset_end, election.records_lost) == (120, 150, 30)
+    [truncation] = by_kind(result, FindingKind.TRUNCATION_BELOW_HWM)
+    assert (truncation.replica, truncation.leader_epoch) == (1, 2)
+    assert (truncation.offset_start, truncation.offset_end) == (120, 150)
+    assert truncation.qualifier == Scope.GLOBAL
+    assert ("broker-1/server.log", 40) in [(e.source_file, e.line_no) for e in truncation.evidence]
+
+
+def elr_change(s: Story, **fields: object) -> None:
+    from replay.types import PartitionChangeRecord
+
+    origin = s._origin("controller/metadata.txt", None, True)
+    s._add(PartitionChangeRecord(origin=origin, **fields))  # type: ignore[arg-type]
+
+
+def test_seed_002_5_2_2_clean_elr_recovery_has_no_finding() -> None:
+    """Seed 002 5.2.2: the ISR shrinks to the leader with 3 moved to the ELR;
+    the leader is lost and 3 is elected from the ELR: complete, so clean."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.fetch(1, 3, 100, epoch=0, last_fetched=0, hwm=100)
+    elr_change(s, isr=(1, 3), elr=())
+    elr_change(s, isr=(1,), elr=(3,))
+    s.fence(1)
+    elr_change(s, leader=3, isr=(3,), elr=())
+    s.fetch(3, 2, 100, epoch=1, last_fetched=0, hwm=100)
+
+    result = replay_partition(s.events, ALL_LOGS)
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.VALID
+    assert result.lineage[1].election == ElectionKind.ELR
+
+
+def test_seed_002_5_3_3_balanced_recovery_of_a_complete_replica_loses_nothing() -> None:
+    """Seed 002 5.3.3: every broker shuts down uncleanly; balanced recovery
+    elects replica 2 from LastKnownELR, whose log (LEO 12) holds everything
+    committed (HWM 10): an unclean recovery, reported, with no loss."""
+    from replay.types import BecomeLeader, Origin, Source
+
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 12, epoch=0, last_fetched=0, hwm=10)
+    s.fetch(1, 3, 10, epoch=0, last_fetched=0, hwm=10)
+    s.fence(1)
+    elr_change(s, leader=2, isr=(2, 3))
+    s.fence(2)
+    elr_change(s, leader=3, isr=(3,), elr=(2,))
+    s.fence(3)
+    elr_change(s, leader=NO_LEADER, isr=(), elr=(2, 3))
+    elr_change(s, elr=(3,), last_known_elr=(2,))
+    elr_change(s, elr=(), last_known_elr=(2, 3))
+    elr_change(s, leader=2, isr=(2,), last_known_elr=(), leader_recovery_state=RECOVERING)
+    t = s.events[-1].origin.time
+    s.events.append(BecomeLeader(Origin(Source("broker-2/state-change.log", 3), t, 2, None, 30),
+                                 broker=2, leader_epoch=4, start_offset=12))
+
+    result = replay_partition(s.events, ALL_LOGS)
+
+    [election] = result.findings
+    assert isinstance(election, UncleanElection)
+    assert (election.leader_epoch, election.replica, election.records_lost) == (4, 2, 0)
+    assert (election.offset_start, election.offset_end) == (None, None)
+    assert election.severity == Severity.WARNING
+    assert "unclean recovery" in election.explain()
+    assert [v.election for v in result.lineage] == [
+        ElectionKind.INITIAL, ElectionKind.CLEAN, ElectionKind.CLEAN, ElectionKind.OFFLINE,
+        ElectionKind.UNCLEAN_RECOVERY,
+    ]
