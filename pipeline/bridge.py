@@ -16,7 +16,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from replay import ReplayContext, replay_partition
+from replay import ReplayContext, codec, replay_partition
 from replay.findings import Finding
 from replay.result import ReplayResult
 from replay.types import (
@@ -41,12 +41,14 @@ from replay.types import (
     Profile,
     Source,
 )
+from schemas.state import PARTITION_STATE
 from schemas.tables import ANOMALIES, EPOCH_LINEAGE, PARTITION_VERDICTS
 
 BRIDGED_TABLES = {
     "anomalies": ANOMALIES,
     "epoch_lineage": EPOCH_LINEAGE,
     "partition_verdicts": PARTITION_VERDICTS,
+    "partition_state": PARTITION_STATE,
 }
 
 
@@ -265,7 +267,9 @@ def finding_row(f: Finding, profile: Profile) -> dict[str, Any]:
     }
 
 
-def result_rows(result: ReplayResult, problems: list[str]) -> list[dict[str, Any]]:
+def result_rows(
+    result: ReplayResult, problems: list[str], topic_key: str | None = None
+) -> list[dict[str, Any]]:
     k = result.key
     common = {
         "cluster": k.cluster,
@@ -311,39 +315,93 @@ def result_rows(result: ReplayResult, problems: list[str]) -> list[dict[str, Any
             "last_event_time": result.coverage.last_time,
         }
     )
+    if topic_key is not None:
+        rows.append(
+            {
+                "table": "partition_state",
+                **common,
+                "topic_key": topic_key,
+                "state": codec.dumps(result.history),
+            }
+        )
     return rows
 
 
-def replay_group(rows: list[dict[str, Any]], settings: BridgeSettings) -> list[dict[str, Any]]:
-    """Replay one partition's silver rows (the body of the Arrow function)."""
-    first = rows[0]
+def replay_group(
+    rows: list[dict[str, Any]],
+    settings: BridgeSettings,
+    saved: dict[str, Any] | None = None,
+    keep_state: bool = False,
+) -> list[dict[str, Any]]:
+    """Replay one partition's silver rows (the body of the Arrow function),
+    continuing from its ``saved`` state row when there is one."""
+    first = rows[0] if rows else saved
+    assert first is not None
     topic = next((r["topic"] for r in rows if r["topic"] is not None), None)
     topic_id = next((r["topic_id"] for r in rows if r["topic_id"] is not None), None)
+    if saved is not None:
+        topic = topic if topic is not None else saved["topic"]
+        topic_id = topic_id if topic_id is not None else saved["topic_id"]
     key = PartitionKey(first["cluster"], topic, topic_id, int(first["partition"]))
     events, problems = to_events(rows)
+    initial = None
+    if saved is not None:
+        try:
+            initial = codec.loads(saved["state"])
+        except codec.StateError as error:
+            problems.append(
+                f"the saved state could not be read ({error}); replayed from this run only"
+            )
     ctx = ReplayContext(
         key=key,
         profile=settings.profile,
         max_clock_skew_s=settings.max_clock_skew_s,
         request_log_observers=settings.request_log_observers.get(key.cluster, frozenset()),
     )
-    return result_rows(replay_partition(events, ctx), problems)
+    return result_rows(
+        replay_partition(events, ctx, initial),
+        problems,
+        first["topic_key"] if keep_state else None,
+    )
 
 
-def replay_partitions(streams: DataFrame, settings: BridgeSettings) -> DataFrame:
-    """One ``replay_partition`` call per (cluster, topic, partition)."""
+KEYS = ("cluster", "topic_key", "partition")
+
+
+def replay_partitions(
+    streams: DataFrame, settings: BridgeSettings, states: DataFrame | None = None
+) -> DataFrame:
+    """One ``replay_partition`` call per (cluster, topic, partition).
+
+    With ``states`` (incremental runs) each partition continues from its
+    saved state, partitions with a state and no new events included, and
+    the output carries every partition's new state (table partition_state).
+    """
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
     # The session time zone is UTC (pipeline.session), so are the timestamps.
     arrow_schema = to_arrow_schema(BRIDGE_SCHEMA, timezone="UTC")
 
-    def run(table: pa.Table) -> pa.Table:
+    if states is None:
+
+        def run(table: pa.Table) -> pa.Table:
+            rows = table.to_pylist()
+            out = replay_group(rows, settings) if rows else []
+            return pa.Table.from_pylist(out, schema=arrow_schema)
+
+        return streams.groupBy(*KEYS).applyInArrow(run, BRIDGE_SCHEMA)
+
+    def run_from(table: pa.Table, saved: pa.Table) -> pa.Table:
         rows = table.to_pylist()
-        out = replay_group(rows, settings) if rows else []
+        saved_rows = saved.to_pylist()
+        state = saved_rows[0] if saved_rows else None
+        out = replay_group(rows, settings, state, keep_state=True) if rows or state else []
         return pa.Table.from_pylist(out, schema=arrow_schema)
 
-    return streams.groupBy("cluster", "topic_key", "partition").applyInArrow(run, BRIDGE_SCHEMA)
+    return (
+        streams.groupBy(*KEYS).cogroup(states.groupBy(*KEYS)).applyInArrow(run_from, BRIDGE_SCHEMA)
+    )
 
 
 def split(bridged: DataFrame, table: str) -> DataFrame:

@@ -85,6 +85,12 @@ def run(
         int | None,
         typer.Option("--broker-id", help="Observer broker for files whose path names none."),
     ] = None,
+    state: Annotated[
+        str | None,
+        typer.Option(
+            "--state", help="Folder of saved replay state: continue from the last run, save anew."
+        ),
+    ] = None,
 ) -> None:
     """Ingest artefacts, replay every partition against the protocol, publish findings."""
     from pipeline.run import run_job
@@ -100,6 +106,7 @@ def run(
                 max_clock_skew_s=max_clock_skew,
                 cluster=cluster,
                 broker_id=broker_id,
+                state=state,
             )
         )
     except BadInput as error:

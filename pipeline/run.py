@@ -46,6 +46,8 @@ class RunOptions:
     max_clock_skew_s: float = 2.0
     cluster: str | None = None
     broker_id: int | None = None
+    #: folder of the saved replay state for incremental runs
+    state: str | None = None
 
 
 @dataclass
@@ -142,9 +144,10 @@ def run_job(options: RunOptions) -> RunSummary:
         profile, options.max_clock_skew_s, {c: frozenset(b) for c, b in observers.items()}
     )
 
+    states = saved_state(spark, options.state) if options.state else None
     with timings.stage("reconstruct_replay"):
         compressed = compress(with_topic_key(ingested.events)).persist(StorageLevel.MEMORY_AND_DISK)
-        bridged = replay_partitions(partition_streams(compressed), settings).persist(
+        bridged = replay_partitions(partition_streams(compressed), settings, states).persist(
             StorageLevel.MEMORY_AND_DISK
         )
         bridged.count()
@@ -170,6 +173,8 @@ def run_job(options: RunOptions) -> RunSummary:
             "partition_verdicts",
         )
         write_table(conform(ingested.quarantine, "quarantine", run_date, None), out, "quarantine")
+        if options.state:
+            save_state(split(bridged, "partition_state"), options.state, started)
 
     verdicts = {Verdict(v).value: 0 for v in Verdict}
     for row in verdicts_df.groupBy("verdict").count().collect():
@@ -244,6 +249,36 @@ def run_job(options: RunOptions) -> RunSummary:
         manifest_path=manifest_path,
         findings=finding_rows,
     )
+
+
+def saved_state(spark: Any, state: str) -> Any:
+    """The partition states the previous incremental run saved, if any."""
+    from schemas.state import PARTITION_STATE
+
+    root = local_path(state)
+    if root is None:
+        raise BadInput(f"--state must be a local folder, not {state}")
+    current = root / "CURRENT"
+    if not current.exists():
+        return spark.createDataFrame([], PARTITION_STATE)
+    version = current.read_text().strip()
+    if not version.startswith("v") or not (root / version).is_dir():
+        raise BadInput(f"{current} names no saved state ({version!r})")
+    return spark.read.schema(PARTITION_STATE).parquet(str(root / version))
+
+
+def save_state(states: Any, state: str, started: datetime) -> None:
+    """Write a new state version beside the old one, then point CURRENT at
+    it: a run that fails half-way leaves the previous state intact."""
+    import os
+
+    root = local_path(state)
+    assert root is not None
+    version = f"v{started:%Y%m%dT%H%M%S%f}"
+    states.write.mode("error").parquet(str(root / version))
+    tmp = root / "CURRENT.tmp"
+    tmp.write_text(version + "\n")
+    os.replace(tmp, root / "CURRENT")
 
 
 def read_table(out: str, table: str) -> list[dict[str, Any]]:

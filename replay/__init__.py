@@ -47,11 +47,32 @@ def resolve_profile(
     )
 
 
+def already_folded(history: History, event: Event) -> bool:
+    """Continuing a saved state: a metadata log dumped again repeats records
+    already folded in, and a file given again repeats observations."""
+    origin = event.origin
+    if origin.metadata_offset is not None:
+        done = history.last_metadata_offset
+        return done is not None and origin.metadata_offset <= done
+    if origin.observer is None or origin.time is None:
+        return False
+    for observer, time, source_file, seq in history.last_seen:
+        if observer == origin.observer:
+            return (origin.time, origin.source.source_file, origin.seq) <= (
+                time,
+                source_file,
+                seq,
+            ) and (origin.time < time or origin.source.source_file == source_file)
+    return False
+
+
 def replay_partition(
     events: Iterable[Event], ctx: ReplayContext, initial: History | None = None
 ) -> ReplayResult:
-    ordered = order_events(events, ctx.max_clock_skew_s)
     history = initial if initial is not None else History()
+    if initial is not None:
+        events = [e for e in events if not already_folded(history, e)]
+    ordered = order_events(events, ctx.max_clock_skew_s)
     for event in ordered.events:
         history = step(history, event)
     findings = tuple(judge(history, ctx))
@@ -72,4 +93,5 @@ def replay_partition(
         findings=findings,
         lineage=history.epochs,
         coverage=coverage,
+        history=history,
     )

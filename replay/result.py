@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from replay.findings import Finding
-from replay.state import EpochView
+from replay.state import EpochView, History
 from replay.types import PartitionKey, Profile, Verdict
 
 
@@ -31,6 +31,8 @@ class ReplayResult:
     findings: tuple[Finding, ...]
     lineage: tuple[EpochView, ...]
     coverage: Coverage
+    #: the partition's history at the end, to continue from (``--state``)
+    history: History
 
 
 def verdict_of(findings: tuple[Finding, ...], gaps: tuple[str, ...]) -> Verdict:

@@ -260,6 +260,11 @@ class History:
     last_time: datetime | None = None
     evidence_kinds: frozenset[str] = frozenset()
     observers: frozenset[int] = frozenset()
+    #: the highest metadata offset folded in; a later run skips records up to it
+    last_metadata_offset: int | None = None
+    #: per observer, the last observation folded in (time, file, seq); a later
+    #: run given the same files again skips what it already saw
+    last_seen: tuple[tuple[int, datetime, str, int], ...] = ()
 
     # small read helpers; every write goes through dataclasses.replace
 

@@ -100,10 +100,25 @@ def _observe(history: History, origin: Origin, event: Event) -> History:
         first = origin.time if first is None or origin.time < first else first
         last = origin.time if last is None or origin.time > last else last
     observers = history.observers
+    last_seen = history.last_seen
     if kind != "metadata" and origin.observer is not None:
         observers = observers | {origin.observer}
+        if origin.time is not None:
+            mark = (origin.time, origin.source.source_file, origin.seq)
+            previous = next((s[1:] for s in last_seen if s[0] == origin.observer), None)
+            if previous is None or mark > previous:
+                last_seen = tuple(s for s in last_seen if s[0] != origin.observer) + (
+                    (origin.observer, *mark),
+                )
+    last_offset = history.last_metadata_offset
+    if origin.metadata_offset is not None and (
+        last_offset is None or origin.metadata_offset > last_offset
+    ):
+        last_offset = origin.metadata_offset
     return replace(
         history,
+        last_seen=last_seen,
+        last_metadata_offset=last_offset,
         events=history.events + 1,
         first_time=first,
         last_time=last,
