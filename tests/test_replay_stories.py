@@ -324,10 +324,19 @@ def test_broker_log_lines_pin_the_start_offset_and_show_the_truncation() -> None
     s.change(leader=NO_LEADER)
     s.change(leader=2, isr=(2,), recovery=RECOVERING)
     t = s.events[-1].origin.time
-    s.events.append(BecomeLeader(Origin(Source("broker-2/state-change.log", 7), t, 2, None, 70),
-                                 broker=2, leader_epoch=2, start_offset=120))
-    s.events.append(LogTruncated(Origin(Source("broker-1/server.log", 40), t, 1, None, 400),
-                                 broker=1, to_offset=120))
+    s.events.append(
+        BecomeLeader(
+            Origin(Source("broker-2/state-change.log", 7), t, 2, None, 70),
+            broker=2,
+            leader_epoch=2,
+            start_offset=120,
+        )
+    )
+    s.events.append(
+        LogTruncated(
+            Origin(Source("broker-1/server.log", 40), t, 1, None, 400), broker=1, to_offset=120
+        )
+    )
 
     result = replay_partition(s.events, ALL_LOGS)
 
@@ -387,8 +396,14 @@ def test_seed_002_5_3_3_balanced_recovery_of_a_complete_replica_loses_nothing() 
     elr_change(s, elr=(), last_known_elr=(2, 3))
     elr_change(s, leader=2, isr=(2,), last_known_elr=(), leader_recovery_state=RECOVERING)
     t = s.events[-1].origin.time
-    s.events.append(BecomeLeader(Origin(Source("broker-2/state-change.log", 3), t, 2, None, 30),
-                                 broker=2, leader_epoch=4, start_offset=12))
+    s.events.append(
+        BecomeLeader(
+            Origin(Source("broker-2/state-change.log", 3), t, 2, None, 30),
+            broker=2,
+            leader_epoch=4,
+            start_offset=12,
+        )
+    )
 
     result = replay_partition(s.events, ALL_LOGS)
 
@@ -399,6 +414,9 @@ def test_seed_002_5_3_3_balanced_recovery_of_a_complete_replica_loses_nothing() 
     assert election.severity == Severity.WARNING
     assert "unclean recovery" in election.explain()
     assert [v.election for v in result.lineage] == [
-        ElectionKind.INITIAL, ElectionKind.CLEAN, ElectionKind.CLEAN, ElectionKind.OFFLINE,
+        ElectionKind.INITIAL,
+        ElectionKind.CLEAN,
+        ElectionKind.CLEAN,
+        ElectionKind.OFFLINE,
         ElectionKind.UNCLEAN_RECOVERY,
     ]
