@@ -659,18 +659,22 @@ def _become_leader(history: History, event: BecomeLeader) -> History:
         history = history.with_epoch(
             replace(view, start_offset=view.start_offset.pin(event.start_offset, source))
         )
-    return _log_end_seen(
-        history, event.broker, event.start_offset, event.leader_epoch, None, event.origin
-    )
+        # A leader that comes back with less than it had (an unclean
+        # shutdown) lost it as the epoch's leader: committed_data_loss reports
+        # that with this start offset, so its log end is reset, not judged as
+        # a truncation.
+        log = history.replica(event.broker)
+        history = history.with_replica(
+            event.broker, replace(log, held=event.start_offset, held_source=source)
+        )
+    return history
 
 
 def _become_follower(history: History, event: BecomeFollower) -> History:
-    if event.log_end is None or event.log_end < 0:
-        return history
-    history = _note_unknown_epoch(history, event.leader_epoch, event.origin.source)
-    return _log_end_seen(
-        history, event.broker, event.log_end, event.leader_epoch, None, event.origin
-    )
+    """``Follower tp starts at leader epoch E``: a broker knows epoch E. Its
+    log end is not folded in: a loss it shows (an unclean shutdown) is judged
+    when the follower next fetches, in the epoch it fetches in."""
+    return _note_unknown_epoch(history, event.leader_epoch, event.origin.source)
 
 
 def _log_truncated(history: History, event: LogTruncated) -> History:
