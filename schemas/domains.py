@@ -28,7 +28,29 @@ REQUEST_EVENT_KINDS: tuple[str, ...] = (
     "epoch_query",
     "epoch_answer",
 )
-EVENT_KINDS: tuple[str, ...] = METADATA_EVENT_KINDS + REQUEST_EVENT_KINDS
+BROKER_LOG_EVENT_KINDS: tuple[str, ...] = (
+    "become_leader",
+    "become_follower",
+    "truncation",
+    "isr_shrink",
+    "isr_expand",
+    "isr_updated",
+    "hwm_regression_warning",
+    "log_loaded",
+    "recovering",
+    "unclean_partition_change",
+)
+#: partition.metadata yields ``topic_record`` (a metadata kind) too.
+CHECKPOINT_EVENT_KINDS: tuple[str, ...] = ("epoch_checkpoint", "hwm_checkpoint")
+EVENT_KINDS: tuple[str, ...] = (
+    METADATA_EVENT_KINDS + REQUEST_EVENT_KINDS + BROKER_LOG_EVENT_KINDS + CHECKPOINT_EVENT_KINDS
+)
 
 #: run_manifest.json files[].kind
-FILE_KINDS: tuple[str, ...] = ("request_log", "metadata_dump", "unrecognised")
+FILE_KINDS: tuple[str, ...] = (
+    "request_log",
+    "metadata_dump",
+    "unrecognised",
+    "broker_log",
+    "checkpoint",
+)

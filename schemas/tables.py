@@ -80,6 +80,47 @@ RAW_LINES = StructType(
 #:                           (an OffsetsForLeaderEpoch request partition)
 #:   epoch_answer            replica, leader_epoch, end_offset, error_code
 #:                           (an OffsetsForLeaderEpoch response partition)
+#: Broker-log kinds (server.log / state-change.log / controller.log, section 5;
+#: observer = the broker whose file it is; topic and partition from the line's
+#: ``<topic>-<partition>``, the partition after the last '-'; ``replica`` is the
+#: broker the line's prefix names (``broker=N``, ``Broker id=N``,
+#: ``replicaId=N``), else the observer):
+#:   become_leader           replica (= the new leader), leader (= replica),
+#:                           leader_epoch, partition_epoch (3.3+, else null),
+#:                           leo (the "from offset": the epoch's start offset),
+#:                           hwm, isr, topic_id (3.3+ ``Some(id)``, else null)
+#:   become_follower         replica, leader (3.3+ "Current leader is L", else null),
+#:                           leader_epoch, partition_epoch (3.3+, else null),
+#:                           leo (the "from offset"), hwm
+#:   truncation              replica (the broker that truncated), truncate_to, and
+#:                           by template: diverging_epoch, diverging_end_offset
+#:                           (fetcher "due to leader epoch and offset EpochEndOffset"),
+#:                           hwm ("to local high watermark H" / "due to local high
+#:                           watermark H" / WARN "below high watermark H")
+#:   isr_shrink              replica (the leader), isr (the new ISR), hwm, leo
+#:   isr_expand              replica (the leader), isr (the new ISR; <= 2.7 only)
+#:   isr_updated             replica (the leader), isr, partition_epoch (the
+#:                           controller-confirmed version: ZK version <= 3.2,
+#:                           partition epoch 3.3+)
+#:   hwm_regression_warning  replica, hwm (the new, lower HWM), previous_hwm
+#:   log_loaded              replica, hwm (the initial HWM)
+#:   recovering              replica (= leader, the new leader that logged it), leader
+#:   unclean_partition_change
+#:                           KRaft controller (observer = the controller's folder):
+#:                           "UNCLEAN partition change": topic, topic_id, and the
+#:                           new value of each field the diff lists, null when the
+#:                           diff leaves it out (unchanged): leader, leader_epoch,
+#:                           isr, partition_epoch, leader_recovery_state (0
+#:                           RECOVERED, 1 RECOVERING); "Setting new leader ... using
+#:                           an unclean election" (3.6+): topic_id, partition, leader
+#: Checkpoint kinds (section 4; observer = the broker whose file it is):
+#:   epoch_checkpoint        one leader-epoch-checkpoint entry: topic, partition
+#:                           (from the ``<topic>-<partition>/`` folder), replica
+#:                           (= observer), leader_epoch, base_offset (its start offset)
+#:   hwm_checkpoint          one replication-offset-checkpoint entry: topic,
+#:                           partition, replica (= observer), hwm
+#:   topic_record            also from partition.metadata: topic (from the folder),
+#:                           topic_id
 PARTITION_EVENTS = StructType(
     [
         _f("cluster", StringType(), False),
@@ -122,6 +163,9 @@ PARTITION_EVENTS = StructType(
         _f("error_code", IntegerType()),
         _f("client_id", StringType()),
         _f("api_version", IntegerType()),
+        _f("leo", LongType()),
+        _f("truncate_to", LongType()),
+        _f("previous_hwm", LongType()),
     ]
 )
 

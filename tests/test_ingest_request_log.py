@@ -448,6 +448,7 @@ def test_fetch_v13_constructed_example(result: dict[str, Any]) -> None:
         "error_code": None,
         "client_id": "broker-2-fetcher-0",
         "api_version": 13,
+        **{k: None for k in ("leo", "truncate_to", "previous_hwm")},
     }
     assert request["source_file"].startswith("file:/")
     assert _set(response) == {

@@ -1,9 +1,12 @@
 """Ingest: raw artefacts -> silver ``partition_events`` + quarantine + accounting.
 
-Files are recognised by content (DESIGN.md "Inputs"); today two kinds are
-read, the broker request log (kafka-formats.md section 1) and the metadata log
-dump (section 2). Every other file is ``unrecognised`` and its lines are
-ignored by rule.
+Files are recognised by content (DESIGN.md "Inputs"); today four kinds are
+read: the broker request log (kafka-formats.md section 1), the metadata log
+dump (section 2), broker log4j logs (server.log / state-change.log /
+controller.log, section 5; ``broker_log.py``) and checkpoint files (section
+4; ``checkpoint.py``, by name and content, read whole from pass 1's small
+result). Every other file is ``unrecognised`` and its lines are ignored by
+rule.
 
 Plan, all built-in Spark functions (no Python UDF, nothing collected):
 
@@ -46,8 +49,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DataType, LongType, StringType, StructType
 
+from pipeline.ingest import broker_log, checkpoint, metadata_dump, request_log
 from pipeline.ingest import lines as lines_
-from pipeline.ingest import metadata_dump, request_log
 from pipeline.ingest.outcome import EVENT_FIELDS, SEQ_STRIDE, quarantined, too_long
 from schemas.tables import FILE_STATS, PARTITION_EVENTS, QUARANTINE, RAW_LINES
 
@@ -85,7 +88,11 @@ def ingest(
     """
     raw, listed = lines_.read_lines(spark, paths)
     blocks = lines_.index_blocks(
-        raw, metadata_dump.block_aggregates(F.col("value"), F.col("row_id"))
+        raw,
+        {
+            **metadata_dump.block_aggregates(F.col("value"), F.col("row_id")),
+            **checkpoint.block_aggregates(F.col("value"), F.col("row_id"), F.col("source_file")),
+        },
     )
     # Pass 1 runs here, once: its small result feeds the numbering, the file
     # kinds, the dump sections and the topic names of every later action
@@ -95,12 +102,13 @@ def ingest(
     numbered = lines_.number_lines(raw, offsets)
     files = lines_.file_index(spark, offsets, listed, broker_id)
 
-    outcomes = _outcomes(numbered, _section_table(offsets))
+    # Checkpoint files come whole from pass 1's small result (no rescan).
+    checkpoints = checkpoint.outcomes(offsets)
+    outcomes = _outcomes(numbered, _section_table(offsets)).unionByName(checkpoints)
     if persist:
         outcomes = outcomes.persist(StorageLevel.MEMORY_AND_DISK)
-    events = _events(outcomes, cluster).transform(
-        lambda df: _fill_topics(df, _topic_names(offsets, cluster))
-    )
+    names = _topic_names(offsets, cluster).unionByName(checkpoint.topic_names(checkpoints, cluster))
+    events = _events(outcomes, cluster).transform(lambda df: _fill_topics(df, names))
     return IngestResult(
         events=_conform(events, PARTITION_EVENTS),
         quarantine=_conform(_quarantine(outcomes, cluster), QUARANTINE),
@@ -119,12 +127,13 @@ def _outcomes(numbered: DataFrame, sections: DataFrame) -> DataFrame:
     kind, value = F.col("kind"), F.col("value")
     is_request_log = kind == request_log.KIND
     is_dump = kind == metadata_dump.KIND
+    is_broker_log = kind == broker_log.KIND
     # Cheapest tests first; is_valid_utf8 walks the line, so it goes last.
-    needs_a_look = (is_request_log | is_dump) & (
+    needs_a_look = (is_request_log | is_dump | is_broker_log) & (
         too_long(value)
-        | F.when(is_request_log, request_log.needs_a_look(value)).otherwise(
-            metadata_dump.needs_a_look(value)
-        )
+        | F.when(is_request_log, request_log.needs_a_look(value))
+        .when(is_dump, metadata_dump.needs_a_look(value))
+        .otherwise(broker_log.needs_a_look(value))
         | ~F.is_valid_utf8(value)
     )
     staged = (
@@ -132,20 +141,23 @@ def _outcomes(numbered: DataFrame, sections: DataFrame) -> DataFrame:
         .transform(lambda df: metadata_dump.with_sections(df, sections, is_dump))
         .transform(lambda df: request_log.with_cheap_columns(df, is_request_log))
         .transform(lambda df: metadata_dump.with_cheap_columns(df, is_dump))
+        .transform(lambda df: broker_log.with_cheap_columns(df, is_broker_log))
         .transform(request_log.with_parsed)
         .transform(metadata_dump.with_parsed)
+        .transform(broker_log.with_parsed)
         .transform(request_log.with_verdict)
         .transform(metadata_dump.with_verdict)
+        .transform(broker_log.with_verdict)
     )
-    reason = F.coalesce("rl_quarantine", "md_quarantine")
+    reason = F.coalesce("rl_quarantine", "md_quarantine", "bl_quarantine")
     rows = F.when(reason.isNotNull(), quarantined(reason, value)).otherwise(
-        F.coalesce("rl_events", "md_events")
+        F.coalesce("rl_events", "md_events", "bl_events")
     )
     exploded = staged.select(
         "source_file",
         "line_no",
         "observer",
-        F.coalesce("rl_time", "md_time").alias("line_time"),
+        F.coalesce("rl_time", "md_time", "bl_time").alias("line_time"),
         F.col("md_metadata_offset").alias("metadata_offset"),
         F.posexplode_outer(rows).alias("pos", "row"),
     )
