@@ -315,31 +315,47 @@ def incarnation(broker: int, generation: int) -> str:
     return base64.urlsafe_b64encode(raw).decode()[:22]
 
 
-def register_broker(broker: int, epoch: int, generation: int) -> dict[str, Any]:
-    return _rec(
-        "REGISTER_BROKER_RECORD",
-        2,
+def log_dir_id(broker: int) -> str:
+    """A broker's (single) log directory uuid, deterministic."""
+    import base64
+
+    raw = zlib.crc32(f"dir:{broker}".encode()).to_bytes(4, "big") * 4
+    return base64.urlsafe_b64encode(raw).decode()[:22]
+
+
+def register_broker(broker: int, epoch: int, generation: int, elr: bool = False) -> dict[str, Any]:
+    """v2 at MV 3.6; v3 (logDirs, tagged) from MV 3.7-IV2, so in the kraft-elr era."""
+    features = [
         {
-            "brokerId": broker,
-            "isMigratingZkBroker": False,
-            "incarnationId": incarnation(broker, generation),
-            "brokerEpoch": epoch,
-            "endPoints": [
-                {
-                    "name": "PLAINTEXT",
-                    "host": f"broker-{broker}",
-                    "port": 9092,
-                    "securityProtocol": 0,
-                }
-            ],
-            "features": [
-                {"name": "metadata.version", "minSupportedVersion": 1, "maxSupportedVersion": 14}
-            ],
-            "rack": None,
-            "fenced": True,
-            "inControlledShutdown": False,
-        },
-    )
+            "name": "metadata.version",
+            "minSupportedVersion": 1,
+            "maxSupportedVersion": 25 if elr else 14,
+        }
+    ]
+    if elr:
+        features.append(
+            {
+                "name": "eligible.leader.replicas.version",
+                "minSupportedVersion": 0,
+                "maxSupportedVersion": 1,
+            }
+        )
+    data: dict[str, Any] = {
+        "brokerId": broker,
+        "isMigratingZkBroker": False,
+        "incarnationId": incarnation(broker, generation),
+        "brokerEpoch": epoch,
+        "endPoints": [
+            {"name": "PLAINTEXT", "host": f"broker-{broker}", "port": 9092, "securityProtocol": 0}
+        ],
+        "features": features,
+        "rack": None,
+        "fenced": True,
+        "inControlledShutdown": False,
+    }
+    if elr:
+        data["logDirs"] = [log_dir_id(broker)]
+    return _rec("REGISTER_BROKER_RECORD", 3 if elr else 2, data)
 
 
 def broker_change(
@@ -366,23 +382,26 @@ def config_record(topic: str, name: str, value: str) -> dict[str, Any]:
 
 
 def partition_record(
-    topic_id: str, p: int, replicas: list[int], isr: list[int], leader: int
+    topic_id: str, p: int, replicas: list[int], isr: list[int], leader: int, elr: bool = False
 ) -> dict[str, Any]:
-    return _rec(
-        "PARTITION_RECORD",
-        0,
-        {
-            "partitionId": p,
-            "topicId": topic_id,
-            "replicas": list(replicas),
-            "isr": list(isr),
-            "removingReplicas": [],
-            "addingReplicas": [],
-            "leader": leader,
-            "leaderEpoch": 0,
-            "partitionEpoch": 0,
-        },
-    )
+    """v0 at MV 3.6; v2 (directories, ELR tagged fields) in the kraft-elr era.
+
+    ``eligibleLeaderReplicas`` / ``lastKnownElr`` are tagged and written only
+    when non-empty, so a new partition carries neither."""
+    data: dict[str, Any] = {
+        "partitionId": p,
+        "topicId": topic_id,
+        "replicas": list(replicas),
+        "isr": list(isr),
+        "removingReplicas": [],
+        "addingReplicas": [],
+        "leader": leader,
+        "leaderEpoch": 0,
+        "partitionEpoch": 0,
+    }
+    if elr:
+        data["directories"] = [log_dir_id(r) for r in replicas]
+    return _rec("PARTITION_RECORD", 2 if elr else 0, data)
 
 
 def partition_change(
@@ -391,7 +410,11 @@ def partition_change(
     isr: list[int] | None = None,
     leader: int = -2,
     recovery: int = -1,
+    elr: list[int] | None = None,
+    lkelr: list[int] | None = None,
+    version: int = 0,
 ) -> dict[str, Any]:
+    """Every field after topicId is tagged: written only when it changes."""
     data: dict[str, Any] = {"partitionId": p, "topicId": topic_id}
     if isr is not None:
         data["isr"] = list(isr)
@@ -399,4 +422,8 @@ def partition_change(
         data["leader"] = leader
     if recovery != -1:
         data["leaderRecoveryState"] = recovery
-    return _rec("PARTITION_CHANGE_RECORD", 0, data)
+    if elr is not None:
+        data["eligibleLeaderReplicas"] = list(elr)
+    if lkelr is not None:
+        data["lastKnownElr"] = list(lkelr)
+    return _rec("PARTITION_CHANGE_RECORD", version, data)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator import artefacts as art
+from simulator import logs as lg
 from simulator.model import (
     NO_LEADER,
     NO_LEADER_CHANGE,
@@ -49,8 +50,14 @@ from simulator.truth import Key, Truth
 PRODUCE_TIMEOUT_MS = 30000
 
 
+def lg_tp(key: Key) -> str:
+    return f"{key[0]}-{key[1]}"
+
+
 class Broker:
-    def __init__(self, bid: int, log: art.RequestLog, flush_ms: int | None) -> None:
+    def __init__(
+        self, bid: int, log: art.RequestLog, flush_ms: int | None, logs: lg.BrokerLogs
+    ) -> None:
         self.id = bid
         self.up = True
         self.isolated = False
@@ -60,7 +67,11 @@ class Broker:
         self.flush_ms = flush_ms
         self.replicas: dict[Key, ReplicaState] = {}
         self.log = log
+        self.logs = logs
         self.sessions = 0
+        # KIP-966: a controlled shutdown writes the broker epoch to a file; a
+        # registration without it is an unclean shutdown
+        self.clean_file = True
 
     @property
     def reachable(self) -> bool:
@@ -83,8 +94,13 @@ class Cluster:
         for b in spec.brokers:
             flush = spec.flush_ms.get(b, spec.default_flush_ms)
             self.brokers[b] = Broker(
-                b, art.RequestLog(out / f"broker-{b}" / "kafka-request.log", b), flush
+                b,
+                art.RequestLog(out / f"broker-{b}" / "kafka-request.log", b),
+                flush,
+                lg.BrokerLogs(out / f"broker-{b}", b),
             )
+        self.elr = spec.era == "kraft-elr"
+        self.clog = lg.ControllerLog(out / "controller" / "controller.log")
         self.breg: dict[int, BrokerReg] = {}
         self.regs: dict[Key, Registration] = {}
         self.topic_ids: dict[str, str] = {}
@@ -128,6 +144,9 @@ class Cluster:
         isr: list[int] | None = None,
         leader: int = NO_LEADER_CHANGE,
         recovery: int = -1,
+        elr: list[int] | None = None,
+        lkelr: list[int] | None = None,
+        unclean: bool = False,
     ) -> None:
         """Build one PartitionChangeRecord with only the fields that changed."""
         reg = self.regs[key]
@@ -137,19 +156,46 @@ class Cluster:
             leader = NO_LEADER_CHANGE
         if recovery != -1 and recovery == reg.recovery:
             recovery = -1
-        if isr is None and leader == NO_LEADER_CHANGE and recovery == -1:
+        if elr is not None and elr == (reg.elr or []):
+            elr = None
+        if lkelr is not None and lkelr == (reg.lkelr or []):
+            lkelr = None
+        if (
+            isr is None
+            and leader == NO_LEADER_CHANGE
+            and recovery == -1
+            and elr is None
+            and lkelr is None
+        ):
             return
         topic_id = self.topic_ids[key[0]]
-        records.append(art.partition_change(topic_id, key[1], isr, leader, recovery))
-        new = reg.merge(isr, leader, recovery)
+        records.append(
+            art.partition_change(
+                topic_id, key[1], isr, leader, recovery, elr, lkelr, 2 if self.elr else 0
+            )
+        )
+        new = reg.merge(isr, leader, recovery, elr, lkelr)
+        if unclean and leader != NO_LEADER_CHANGE:
+            self.clog.unclean_leader(self.now, topic_id, key[1], leader)
+        # electionWasClean: no leader, or a leader from the previous ISR (or ELR)
+        if new.leader != NO_LEADER and new.leader not in reg.isr + (reg.elr or []):
+            diff = lg.registration_diff(reg, new)
+            self.clog.unclean_change(self.now, key[0], key[1], topic_id, diff)
         if leader != NO_LEADER_CHANGE:
             if new.leader_epoch <= self.leader_epochs_seen.get(key, -1):
                 self.violations.append(f"leader epoch of {key} did not increase")
             self.leader_epochs_seen[key] = new.leader_epoch
             x = self.brokers[leader].replicas[key].log.leo if leader >= 0 else 0
             alive = leader >= 0 and self.brokers[leader].reachable
+            # an ELR election is clean (docs/findings.md): the previous ELR counts
             self.truth.epoch_began(
-                key, new.leader_epoch, leader, x, reg.isr, recovery == 1, leader_alive=alive
+                key,
+                new.leader_epoch,
+                leader,
+                x,
+                reg.isr + (reg.elr or []),
+                recovery == 1,
+                leader_alive=alive,
             )
         self.regs[key] = new
         if key not in changed:
@@ -171,10 +217,89 @@ class Cluster:
                     return r, True
         return NO_LEADER, False
 
+    # -- kraft-elr: KIP-966 (kafka-formats.md 2.6, seed 002 5.2-5.3) --------------
+    def _elr_targets(
+        self, key: Key, reg: Registration, target_isr: list[int], unclean_shutdown: tuple[int, ...]
+    ) -> tuple[list[int], list[int]]:
+        """``maybePopulateTargetElr``: (ELR, LastKnownELR) for a target ISR."""
+        if len(target_isr) >= self.min_isr[key[0]]:
+            return [], []  # cases E, F, G: the HWM can advance, nobody is kept
+        candidates = set(reg.elr or []) | set(reg.isr)  # cases A, C
+        elr = sorted(r for r in candidates if r not in target_isr and r not in unclean_shutdown)
+        candidates |= set(reg.lkelr or [])
+        lkelr = sorted(r for r in candidates if r not in target_isr and r not in elr)
+        return elr, lkelr
+
+    def _elect_elr(
+        self,
+        key: Key,
+        reg: Registration,
+        isr: list[int],
+        elr: list[int],
+        lkelr: list[int],
+        unclean: bool,
+    ) -> tuple[int, str]:
+        """ISR, else an unfenced ELR member (clean), else balanced unclean recovery
+        from the LastKnownELR once every member answers (seed 002 5.3.1, 5.3.3),
+        else (ElectLeaders UNCLEAN only) the first acceptable replica."""
+
+        def valid(r: int) -> bool:
+            return (r in isr or (not isr and r in elr)) and self.acceptable(r)
+
+        if reg.leader >= 0 and valid(reg.leader):
+            return reg.leader, "keep"
+        for r in reg.replicas:
+            if valid(r):
+                return r, "isr" if r in isr else "elr"
+        if not isr and not elr and lkelr and all(self.acceptable(r) for r in lkelr):
+
+            def log_info(r: int) -> tuple[int, int, int]:
+                log = self.brokers[r].replicas[key].log  # GetReplicaLogInfo
+                return log.latest_epoch(), log.leo, -reg.replicas.index(r)
+
+            return max(lkelr, key=log_info), "recovery"
+        if unclean:
+            for r in reg.replicas:
+                if self.acceptable(r):
+                    return r, "unclean"
+        return NO_LEADER, "none"
+
+    def _build(
+        self,
+        records: list[dict[str, Any]],
+        changed: list[Key],
+        key: Key,
+        target_isr: list[int],
+        recovery: int = -1,
+        unclean: bool = False,
+        unclean_shutdown: tuple[int, ...] = (),
+    ) -> None:
+        """The kraft-elr ``PartitionChangeBuilder.build``."""
+        reg = self.regs[key]
+        isr = list(target_isr)
+        elr, lkelr = self._elr_targets(key, reg, isr, unclean_shutdown)
+        chosen, how = self._elect_elr(key, reg, isr, elr, lkelr, unclean)
+        leader = NO_LEADER_CHANGE
+        forced = False
+        if chosen != reg.leader:
+            leader = chosen
+            if how == "elr":  # case B: from the ELR into the ISR
+                isr = [chosen]
+                elr = [r for r in elr if r != chosen]
+            elif how in ("recovery", "unclean"):
+                isr = [chosen]
+                recovery = 1 if reg.recovery != 1 else -1
+                elr, lkelr = [], []  # an unclean election clears both
+                forced = True
+        self.change(records, changed, key, isr, leader, recovery, elr, lkelr, unclean=forced)
+
     def _leave(self, b: int, records: list[dict[str, Any]], changed: list[Key]) -> None:
         """``generateLeaderAndIsrUpdates`` for a fenced or shutting-down broker."""
         for key, reg in self.regs.items():
             if b not in reg.replicas:
+                continue
+            if self.elr:
+                self._build(records, changed, key, [r for r in reg.isr if r != b])
                 continue
             isr = [r for r in reg.isr if r != b] or list(reg.isr)
             leader = NO_LEADER_CHANGE
@@ -203,7 +328,9 @@ class Cluster:
         records = [art.broker_change(b, reg.epoch, fenced=-1)]
         changed: list[Key] = []
         for key, preg in self.regs.items():
-            if preg.leader == NO_LEADER and b in preg.replicas:
+            if self.elr and preg.leader == NO_LEADER:
+                self._build(records, changed, key, preg.isr)
+            elif preg.leader == NO_LEADER and b in preg.replicas:
                 chosen, _ = self.elect(preg, preg.isr)
                 self.change(records, changed, key, leader=chosen)
         self.commit(records, changed)
@@ -214,8 +341,16 @@ class Cluster:
         generation = 0 if old is None else old.generation + 1
         epoch = self.dump.offset  # a broker epoch is its registration's offset
         self.breg[b] = BrokerReg(epoch=epoch, fenced=True, generation=generation)
-        self.commit([art.register_broker(b, epoch, generation)], [])
         broker = self.brokers[b]
+        records = [art.register_broker(b, epoch, generation, self.elr)]
+        changed: list[Key] = []
+        if self.elr and not broker.clean_file:
+            # handleBrokerUncleanShutdown: out of every ELR, into the LastKnownELR
+            for key, reg in self.regs.items():
+                if b in (reg.elr or []):
+                    self._build(records, changed, key, reg.isr, unclean_shutdown=(b,))
+        broker.clean_file = False  # read at start-up; written again by a controlled shutdown
+        self.commit(records, changed)
         broker.registered = True
         for key in broker.replicas:
             self.apply(broker, key)
@@ -235,18 +370,30 @@ class Cluster:
             return False
         records: list[dict[str, Any]] = []
         changed: list[Key] = []
-        self.change(records, changed, key, isr=isr, recovery=recovery)
+        if self.elr:
+            self._build(records, changed, key, isr, recovery=recovery)
+        else:
+            self.change(records, changed, key, isr=isr, recovery=recovery)
         self.commit(records, changed)
+        new = self.regs[key]
+        under = len(new.isr) < self.min_isr[key[0]]
+        b.logs.isr_updated(self.now, lg_tp(key), new.isr, under, new.partition_epoch)
         return True
 
     def elect_unclean(self, key: Key) -> None:
         """ElectLeaders(UNCLEAN) (kafka-leader-election --election-type unclean)."""
         reg = self.regs[key]
-        chosen, unclean = self.elect(reg, reg.isr, unclean=True)
         records: list[dict[str, Any]] = []
         changed: list[Key] = []
+        if self.elr:
+            self._build(records, changed, key, reg.isr, unclean=True)
+            self.commit(records, changed)
+            return
+        chosen, unclean = self.elect(reg, reg.isr, unclean=True)
         if unclean:
-            self.change(records, changed, key, isr=[chosen], leader=chosen, recovery=1)
+            self.change(
+                records, changed, key, isr=[chosen], leader=chosen, recovery=1, unclean=True
+            )
         else:
             self.change(records, changed, key, leader=chosen)
         self.commit(records, changed)
@@ -256,6 +403,36 @@ class Cluster:
         reg = self.regs[key]
         rs = b.replicas[key]
         was_leader, old_epoch = rs.is_leader, rs.leader_epoch
+        prev_leader = None if rs.fresh else rs.leader
+        new_epoch = rs.fresh or reg.leader_epoch > old_epoch
+        rs.fresh = False
+        tp = lg_tp(key)
+        if reg.leader == b.id and new_epoch:
+            if reg.recovery == 1:
+                b.logs.recovering(self.now, tp)
+            b.logs.leader(
+                self.now,
+                tp,
+                self.topic_ids[key[0]],
+                reg.leader_epoch,
+                rs.log.leo,
+                reg.partition_epoch,
+                rs.log.hwm,
+                reg.isr,
+                len(reg.isr) < self.min_isr[key[0]],
+                prev_leader,
+                old_epoch,
+            )
+        elif reg.leader != b.id and new_epoch:
+            b.logs.follower(
+                self.now,
+                tp,
+                reg.leader_epoch,
+                rs.log.leo,
+                reg.partition_epoch,
+                rs.log.hwm,
+                reg.leader,
+            )
         rs.isr = list(reg.isr)
         rs.partition_epoch = reg.partition_epoch
         rs.recovery = reg.recovery
@@ -285,6 +462,8 @@ class Cluster:
     def maybe_increment_hwm(self, b: Broker, key: Key, rs: ReplicaState) -> None:
         if not rs.is_leader:
             return
+        if self.elr and len(rs.isr) < self.min_isr[key[0]]:
+            return  # KIP-966: under min ISR the HWM does not advance (seed 002 5.2)
         new = rs.log.leo
         for f in rs.isr:
             if f != b.id:
@@ -502,6 +681,9 @@ class Cluster:
                 fe, fend = log.end_offset_for(epoch)
                 to = min(end, log.leo) if fe == UNDEFINED else min(fend, end, log.leo)
             frm, top = log.leo, log.top_data_epoch()
+            f.logs.epoch_truncation(
+                self.now, lg_tp(key), key[1], leader, to, epoch, end, log.leo, log.hwm
+            )
             log.truncate_to(to)
             if to < frm:
                 self.truth.truncated(key, f.id, frm, to, cle, top)
@@ -533,7 +715,20 @@ class Cluster:
                 and self.now - rs.followers[f].last_caught_up_ms > self.spec.lag_ms
             ]
             if out:
-                self.alter_partition(b, key, [r for r in rs.isr if r not in out], -1)
+                new = [r for r in rs.isr if r not in out]
+                b.logs.shrink_isr(
+                    self.now,
+                    lg_tp(key),
+                    rs.isr,
+                    new,
+                    rs.log.hwm,
+                    rs.log.leo,
+                    [
+                        (f, rs.followers[f].fetch_offset, rs.followers[f].last_caught_up_ms)
+                        for f in out
+                    ],
+                )
+                self.alter_partition(b, key, new, -1)
 
     def flush_tick(self, b: Broker) -> None:
         if self.stopped or b.flush_ms is None or b.flush_ms <= 0:
@@ -569,6 +764,7 @@ class Cluster:
         b.up = False
         b.registered = False
         for key, rs in b.replicas.items():
+            rs.fresh = True
             rs.pending = []
             rs.is_leader = False
             rs.leader = NO_LEADER
@@ -584,6 +780,7 @@ class Cluster:
         if not b.up:
             return
         was_reachable = b.reachable
+        b.clean_file = False
         self._go_down(b, lossy)
         if was_reachable:
             self._lost_session(b)
@@ -602,6 +799,7 @@ class Cluster:
         for rs in b.replicas.values():
             rs.log.flush()
             rs.log.checkpoint_hwm()
+        b.clean_file = True
         self._go_down(b, lossy=False)
         self.fence(bid)
 
@@ -729,7 +927,8 @@ class Cluster:
             epoch = self.dump.offset + spec.brokers.index(b)
             self.breg[b] = BrokerReg(epoch=epoch)
         self.dump.batch(
-            self.now, [art.register_broker(b, self.breg[b].epoch, 0) for b in spec.brokers]
+            self.now,
+            [art.register_broker(b, self.breg[b].epoch, 0, self.elr) for b in spec.brokers],
         )
         self.now += 1000
         for b in spec.brokers:
@@ -746,9 +945,15 @@ class Cluster:
             for p, replicas in enumerate(t.assignments):
                 key = (t.name, p)
                 self.regs[key] = Registration(list(replicas), list(replicas), replicas[0])
+                if self.elr:
+                    self.regs[key].elr, self.regs[key].lkelr = [], []
                 self.leader_epochs_seen[key] = 0
                 self.truth.add_partition(key)
-                records.append(art.partition_record(t.topic_id, p, replicas, replicas, replicas[0]))
+                records.append(
+                    art.partition_record(
+                        t.topic_id, p, replicas, replicas, replicas[0], elr=self.elr
+                    )
+                )
                 for r in replicas:
                     self.brokers[r].replicas[key] = ReplicaState()
             if t.min_isr != 1:
@@ -804,8 +1009,24 @@ class Cluster:
 
     def close(self) -> None:
         self.dump.close()
+        self.clog.close()
         for b in self.brokers.values():
             b.log.close()
+            b.logs.close()
+            lg.write_checkpoints(
+                self.out / f"broker-{b.id}",
+                [
+                    (
+                        key[0],
+                        key[1],
+                        self.topic_ids[key[0]],
+                        rs.log.cache,
+                        rs.log.hwm_checkpoint,
+                        rs.log.flushed,
+                    )
+                    for key, rs in sorted(b.replicas.items())
+                ],
+            )
 
 
 def write_truth(out: Path, truth: dict[str, Any]) -> None:

@@ -134,8 +134,17 @@ class Registration:
     leader_epoch: int = 0
     partition_epoch: int = 0
     recovery: int = 0  # leaderRecoveryState: 0 RECOVERED, 1 RECOVERING
+    elr: list[int] | None = None  # eligibleLeaderReplicas (kraft-elr only)
+    lkelr: list[int] | None = None  # lastKnownElr (kraft-elr only)
 
-    def merge(self, isr: list[int] | None, leader: int, recovery: int) -> Registration:
+    def merge(
+        self,
+        isr: list[int] | None,
+        leader: int,
+        recovery: int,
+        elr: list[int] | None = None,
+        lkelr: list[int] | None = None,
+    ) -> Registration:
         """``PartitionRegistration.merge`` (kafka-formats.md 2.5)."""
         return Registration(
             replicas=list(self.replicas),
@@ -144,6 +153,8 @@ class Registration:
             leader_epoch=self.leader_epoch if leader == NO_LEADER_CHANGE else self.leader_epoch + 1,
             partition_epoch=self.partition_epoch + 1,
             recovery=self.recovery if recovery == -1 else recovery,
+            elr=list(elr) if elr is not None else self.elr,
+            lkelr=list(lkelr) if lkelr is not None else self.lkelr,
         )
 
 
@@ -193,6 +204,7 @@ class ReplicaState:
     isr: list[int] = field(default_factory=list)
     partition_epoch: int = -1
     recovery: int = 0
+    fresh: bool = True  # no Partition object yet (start, or restart): no previous leader
     # leader-side state
     is_leader: bool = False
     start_offset: int = 0  # Leader Epoch Start Offset of the epoch it leads

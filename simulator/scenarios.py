@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from simulator.spec import Action, ProducerSpec, Spec, TopicSpec
+from simulator.spec import ERAS, Action, ProducerSpec, Spec, TopicSpec
 
 ORDERS = "5LHkG7R4S0aKxLbBzyP8wA"
 PAYMENTS = "q2xVh0rGT3WnYk8bCzE1mA"
@@ -181,6 +181,63 @@ def seed000_divergence_epoch() -> Spec:
     )
 
 
+def elr_5_2_2() -> Spec:
+    return _spec(
+        "elr-5.2.2",
+        "kraft-elr, seed 002 5.2.2: the ISR shrinks to leader 1 (2 out, then 3 into the ELR, "
+        "HWM frozen); 1 shuts down uncleanly losing only uncommitted acks=1 records; 3 is "
+        "elected from the ELR; 1 re-registers unclean (ELR -> LastKnownELR), catches up "
+        "and rejoins: no findings",
+        era="kraft-elr",
+        topics=_orders(min_isr=2),
+        producers=[_acks_all(records=1)],
+        schedule=[
+            Action(10000, "pause_fetch", (2,)),  # case F: ISR [1,3], ELR []
+            Action(25000, "pause_fetch", (3,)),  # case A: ISR [1], ELR [3]
+            Action(40000, "flush", (1,)),  # everything up to the frozen HWM is on disk
+            Action(41000, "produce", ("orders", 0, 1, 5)),  # acks=1, above the HWM
+            Action(42450, "crash", (1, True)),  # unclean, lossy: fenced at 51450
+            Action(45000, "resume_fetch", (3,)),
+            Action(60000, "restart", (1,)),
+            Action(75000, "resume_fetch", (2,)),
+        ],
+        duration_ms=90000,
+    )
+
+
+def elr_5_3_3() -> Spec:
+    return _spec(
+        "elr-5.3.3",
+        "kraft-elr, seed 002 5.3.3 (min ISR 2): leader 1 has LEO 15, 2 has 12, 3 has 10, "
+        "HWM 10; brokers 1, 2, 3 lose power one after the other (2 had flushed every "
+        "write); fenced in turn: leader 2, then 3 (ELR [2]), then none (ELR [2,3]); all "
+        "re-register unclean (LastKnownELR [2,3]); balanced recovery elects 2 (highest "
+        "epoch and offset): unclean_election losing nothing; 1 and 3 lost committed "
+        "records locally (truncation_below_hwm, local)",
+        era="kraft-elr",
+        topics=_orders(min_isr=2),
+        producers=[ProducerSpec("orders", 0, interval_ms=1000, records=1, acks=-1, stop_ms=10000)],
+        schedule=[
+            Action(5000, "flush", (1,)),
+            Action(5000, "flush", (3,)),
+            Action(12000, "pause_fetch", (3,)),
+            Action(12100, "produce", ("orders", 0, 1, 2)),  # [10, 12) reaches 2 only
+            Action(13000, "pause_fetch", (2,)),
+            Action(13100, "produce", ("orders", 0, 1, 3)),  # [12, 15) on 1 only
+            Action(14000, "crash", (1, True)),  # fenced at 23000: leader 2, ISR [2,3]
+            Action(30000, "crash", (2, True)),  # fenced at 39000: leader 3, ISR [3], ELR [2]
+            Action(45000, "crash", (3, True)),  # fenced at 54000: no leader, ELR [2,3]
+            Action(60000, "restart", (1,)),
+            Action(62000, "restart", (2,)),  # ELR [3], LastKnownELR [2]
+            Action(64000, "restart", (3,)),  # ELR [], LastKnownELR [2,3]
+            Action(66000, "resume_fetch", (2,)),
+            Action(66000, "resume_fetch", (3,)),
+        ],
+        flush_ms={2: 0},
+        duration_ms=90000,
+    )
+
+
 NAMED: dict[str, Callable[[], Spec]] = {
     "kraft-clean": kraft_clean,
     "kraft-clean-failover": kraft_clean_failover,
@@ -189,11 +246,14 @@ NAMED: dict[str, Callable[[], Spec]] = {
     "kraft-last-replica-standing": kraft_last_replica_standing,
     "seed000-hw-truncation-epoch": seed000_hw_truncation_epoch,
     "seed000-divergence-epoch": seed000_divergence_epoch,
+    "elr-5.2.2": elr_5_2_2,
+    "elr-5.3.3": elr_5_3_3,
 }
 
 RANDOM_DESCRIPTION = (
     "random cluster and faults from --seed; knobs: brokers, topics, partitions, duration "
-    "(seconds), produce_rate (batches/s per partition), fault_rate (faults per minute)"
+    "(seconds), produce_rate (batches/s per partition), fault_rate (faults per minute), "
+    "era (kraft or kraft-elr)"
 )
 
 RANDOM_DEFAULTS: dict[str, Any] = {
@@ -213,9 +273,13 @@ def _topic_id(rng: random.Random) -> str:
 
 
 def random_spec(seed: int, scale: float = 1.0, **knobs: Any) -> Spec:
-    unknown = set(knobs) - set(RANDOM_DEFAULTS)
+    unknown = set(knobs) - set(RANDOM_DEFAULTS) - {"era"}
     if unknown:
         raise ValueError(f"unknown knobs for random: {sorted(unknown)}")
+    era = str(knobs.get("era", "kraft"))
+    if era not in ERAS:
+        raise ValueError(f"unknown era {era!r}; known: {', '.join(ERAS)}")
+    # era is in the knobs (and the truth's params) only when given
     k = {**RANDOM_DEFAULTS, **knobs}
     rng = random.Random(f"epochtrail-random-{seed}")
     n = int(k["brokers"])
@@ -306,6 +370,7 @@ def random_spec(seed: int, scale: float = 1.0, **knobs: Any) -> Spec:
         fetch_jitter_ms=40,
         flush_ms=flush,
         default_flush_ms=1000,
+        era=era,
         knobs={
             "knobs": k,
             "scale": scale,

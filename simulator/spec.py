@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-ERAS = ("kraft",)  # designed for "kraft-elr", "zk-epoch", "zk-hw" later
+ERAS = ("kraft", "kraft-elr")  # designed for "zk-epoch", "zk-hw" later
 
 
 @dataclass
@@ -82,5 +82,9 @@ class Spec:
             "broker.session.timeout.ms": self.session_ms,
             "metadata.version": "3.6-IV2",
         }
+        if self.era == "kraft-elr":
+            out["metadata.version"] = "4.0-IV3"
+            out["eligible.leader.replicas.version"] = 1
+            out["unclean.recovery.strategy"] = "balanced"
         out.update(self.knobs)
         return out

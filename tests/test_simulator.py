@@ -111,6 +111,8 @@ CHANGE_KEYS = [
     "removingReplicas",
     "addingReplicas",
     "leaderRecoveryState",
+    "eligibleLeaderReplicas",
+    "lastKnownElr",
 ]
 
 
@@ -180,7 +182,7 @@ def replay_dump(out: Path) -> dict[tuple[str, int], list[tuple[int, int, dict[st
                 s["leader"] = data["leader"]
             s["partitionEpoch"] += 1
             if "isr" in data:
-                assert data["isr"], "an empty ISR needs ELR"
+                assert data["isr"] or payload["version"] >= 2, "an empty ISR needs ELR"
                 s["isr"] = data["isr"]
             history[key].append((s["leaderEpoch"], s["partitionEpoch"], dict(data)))
     assert remaining == 0
@@ -253,7 +255,7 @@ def test_each_scenario_writes_its_folders_and_formats(tmp_path: Path, scenario: 
     on_disk = json.loads((tmp_path / "truth.json").read_text())
     assert on_disk == truth
     assert list(truth)[:6] == ["scenario", "seed", "era", "params", "findings", "verdicts"]
-    assert truth["era"] == "kraft"
+    assert truth["era"] == ("kraft-elr" if scenario.startswith("elr-") else "kraft")
 
     fetches = 0
     stamps: dict[int, str] = {}
@@ -346,6 +348,19 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
     # epoch 3, which commits it; A truncating m2 removes nothing that was ever
     # committed in m2's lineage (seed 000, "Epoch in data diverge scenario").
     "seed000-divergence-epoch": [],
+    # seed 002 5.2.2: 3 is elected from the ELR (clean); 1 lost only acks=1 records
+    # above the frozen HWM
+    "elr-5.2.2": [],
+    # seed 002 5.3.3: balanced recovery elects 2, which has everything committed
+    # (X = 12 >= H = 10): an unclean election losing nothing. Brokers 1 and 3 "start
+    # up with loss of committed data" (the seed's words): their logs fell to 5 below
+    # the HWM 10, which docs/findings.md calls a truncation_below_hwm, local since
+    # the leader holds [5, 10).
+    "elr-5.3.3": [
+        F("unclean_election", 4, 2, None, None, 0),
+        F("truncation_below_hwm", 4, 1, 5, 10, None, "local"),
+        F("truncation_below_hwm", 4, 3, 5, 10, None, "local"),
+    ],
 }
 
 
