@@ -16,7 +16,7 @@ once, where it happened.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from replay.findings import (
     CommittedDataLoss,
@@ -346,11 +346,32 @@ def committed_data_losses(
     return found
 
 
+def _once(truncations: list[TruncationBelowHwm]) -> list[TruncationBelowHwm]:
+    """One truncation seen several ways (the leader's log of the follower's
+    fetches, and the follower's own fetcher and log lines, whose relative
+    order only clocks give) is one finding, with all its evidence."""
+    merged: dict[str, TruncationBelowHwm] = {}
+    for t in truncations:
+        seen = merged.get(t.anomaly_id)
+        if seen is None:
+            merged[t.anomaly_id] = t
+        else:
+            merged[t.anomaly_id] = replace(
+                seen,
+                evidence=_sources(seen.evidence, t.evidence),
+                confidence=min(seen.confidence, t.confidence, key=_CONFIDENCE_ORDER.index),
+            )
+    return list(merged.values())
+
+
+_CONFIDENCE_ORDER = [Confidence.CONFIRMED, Confidence.PROBABLE, Confidence.UNKNOWN]
+
+
 def judge(history: History, ctx: ReplayContext) -> list[Finding]:
     all_marks = marks(history)
     elections = unclean_elections(history, ctx)
     causes = {f.leader_epoch: f.anomaly_id for f in elections if f.leader_epoch is not None}
-    truncations = truncations_below_hwm(history, ctx, causes, all_marks)
+    truncations = _once(truncations_below_hwm(history, ctx, causes, all_marks))
     findings: list[Finding] = []
     findings += elections
     findings += truncations
