@@ -32,6 +32,7 @@ from replay.types import (
     Event,
     FetchAnswer,
     FollowerFetch,
+    LeaderAndIsr,
     LogTruncated,
     Origin,
     PartitionChangeRecord,
@@ -176,7 +177,16 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], Event]] = {
         _origin(r), r["replica"], r["leader_epoch"], r.get("leo"), r.get("hwm")
     ),
     "become_follower": lambda r: BecomeFollower(
-        _origin(r), r["replica"], r["leader_epoch"], r.get("leo"), r.get("leader")
+        _origin(r), r["replica"], r["leader_epoch"], r.get("leo"), r.get("leader"), r.get("hwm")
+    ),
+    "leader_and_isr": lambda r: LeaderAndIsr(
+        _origin(r),
+        r["leader"],
+        r["leader_epoch"],
+        _ints(r["isr"]) or (),
+        r["partition_epoch"],
+        r["leader_recovery_state"],
+        r.get("controller_epoch"),
     ),
     "truncation": lambda r: LogTruncated(
         _origin(r),
@@ -205,6 +215,8 @@ NOT_REPLAYED = frozenset(
         "recovering",
         "unclean_partition_change",
         "hwm_checkpoint",
+        "zk_unclean_election",
+        "segment_batch",
     }
 )
 

@@ -35,6 +35,8 @@ err_console = Console(stderr=True)
 
 class ProfileChoice(StrEnum):
     auto = "auto"
+    zk_hw = "zk-hw"
+    zk_epoch = "zk-epoch"
     kraft = "kraft"
     kraft_elr = "kraft-elr"
 

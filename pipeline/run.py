@@ -129,13 +129,18 @@ def run_job(options: RunOptions) -> RunSummary:
         )
 
     has_metadata = any(f["kind"] == "metadata_dump" for f in files)
-    has_elr = (
-        has_metadata
-        and not ingested.events.filter(
-            F.col("elr").isNotNull() | F.col("last_known_elr").isNotNull()
-        ).isEmpty()
+    kinds = ingested.events.groupBy("kind").agg(
+        F.count_if(F.col("elr").isNotNull() | F.col("last_known_elr").isNotNull()).alias("elr"),
+        F.count_if(F.col("current_leader_epoch") >= 0).alias("named_epochs"),
     )
-    profile, why = resolve_profile(options.profile, has_metadata, has_elr)
+    seen = {r["kind"]: r for r in kinds.collect()}
+    has_elr = has_metadata and any(r["elr"] for r in seen.values())
+    has_leader_epochs = "epoch_checkpoint" in seen or bool(
+        seen.get("fetch_request") and seen["fetch_request"]["named_epochs"]
+    )
+    profile, why = resolve_profile(
+        options.profile, has_metadata, has_elr, "leader_and_isr" in seen, has_leader_epochs
+    )
     observers: dict[str, set[int]] = {}
     for f in files:
         if f["kind"] == "request_log" and f["observer"] is not None:

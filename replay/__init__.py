@@ -30,9 +30,16 @@ __all__ = [
 
 
 def resolve_profile(
-    requested: Profile, has_metadata_log: bool, has_elr: bool = False
+    requested: Profile,
+    has_metadata_log: bool,
+    has_elr: bool = False,
+    has_zk_controller: bool = False,
+    has_leader_epochs: bool = False,
 ) -> tuple[Profile, str]:
-    """The profile to judge with, and why (recorded in the run manifest)."""
+    """The profile to judge with, and why (recorded in the run manifest).
+
+    ``has_leader_epochs``: fetches naming a current leader epoch, or
+    leader-epoch-checkpoint files, both of which exist from 0.11 (KIP-101)."""
     if requested != Profile.AUTO:
         return requested, f"requested with --profile {requested.value}"
     if has_elr:
@@ -41,9 +48,19 @@ def resolve_profile(
         )
     if has_metadata_log:
         return Profile.KRAFT, "a KRaft metadata log is in the evidence"
+    if has_zk_controller and has_leader_epochs:
+        return Profile.ZK_EPOCH, (
+            "a ZooKeeper controller's LeaderAndIsr decisions, and leader epochs in fetches or "
+            "checkpoints (0.11+)"
+        )
+    if has_zk_controller:
+        return Profile.ZK_HW, (
+            "a ZooKeeper controller's LeaderAndIsr decisions and no leader epoch anywhere in the "
+            "evidence (before 0.11)"
+        )
     return Profile.KRAFT, (
-        "no metadata log in the evidence; the ZooKeeper-era profiles are not implemented, so "
-        "kraft is used and verdicts without a lineage are unknown"
+        "neither a metadata log nor a ZooKeeper controller's decisions in the evidence: kraft "
+        "is assumed and verdicts without a lineage are unknown"
     )
 
 

@@ -128,6 +128,8 @@ class TruncationBelowHwm(Finding):
     ``global`` when the leader of the time did not hold them either."""
 
     from_offset: int | None = None
+    #: judged under zk-hw, where followers truncate to their own HW by design
+    hw_truncation_era: bool = False
 
     KIND = FindingKind.TRUNCATION_BELOW_HWM
     VIOLATES = (
@@ -147,13 +149,17 @@ class TruncationBelowHwm(Finding):
             f"{_range(self.offset_start, self.offset_end)} were removed from it"
         )
         if self.qualifier == Scope.GLOBAL:
-            return (
-                text
-                + f"; the leader did not hold them either ({_records(self.records_lost)} lost)."
+            text += f"; the leader did not hold them either ({_records(self.records_lost)} lost)"
+        elif self.qualifier == Scope.LOCAL:
+            text += "; the leader still held them, so the replica can fetch them again"
+        else:
+            text += "; whether another replica still held them is not in the evidence"
+        if self.hw_truncation_era:
+            text += (
+                " (before 0.11 a follower truncates to its own high watermark on restart, a known "
+                "hazard that KIP-101's leader epochs removed)"
             )
-        if self.qualifier == Scope.LOCAL:
-            return text + "; the leader still held them, so the replica can fetch them again."
-        return text + "; whether another replica still held them is not in the evidence."
+        return text + "."
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from replay.types import (
     BecomeLeader,
     Event,
     FollowerFetch,
+    LeaderAndIsr,
     PartitionChangeRecord,
     PartitionRecord,
 )
@@ -63,25 +64,49 @@ def _ts(value: datetime | None) -> float | None:
     return None if value is None else value.timestamp()
 
 
+def _controller_order(event: Event) -> tuple[object, ...]:
+    """KRaft: the metadata log's offsets. ZooKeeper era: a partition's leader
+    epoch and zkVersion / partition epoch only grow, so they order the
+    controller's decisions; the clock breaks what they leave tied."""
+    origin = event.origin
+    if isinstance(event, LeaderAndIsr):
+        version = event.partition_epoch if event.partition_epoch is not None else -1
+        return (
+            1,
+            event.leader_epoch,
+            version,
+            _ts(origin.time) or 0.0,
+            origin.source.source_file,
+            origin.seq,
+        )
+    offset = origin.metadata_offset
+    return (
+        0 if offset is not None else 2,
+        offset or 0,
+        0,
+        0.0,
+        origin.source.source_file,
+        origin.seq,
+    )
+
+
 def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Ordered:
     metadata: list[Event] = []
     observed: list[Event] = []
     for event in events:
         (metadata if isinstance(event, METADATA_EVENTS) else observed).append(event)
 
-    metadata.sort(
-        key=lambda e: (
-            e.origin.metadata_offset is None,
-            e.origin.metadata_offset if e.origin.metadata_offset is not None else 0,
-            e.origin.source.source_file,
-            e.origin.seq,
-        )
-    )
+    metadata.sort(key=_controller_order)
     kept: list[Event] = []
     seen: set[tuple[object, ...]] = set()
     for event in metadata:
-        if event.origin.metadata_offset is not None:
+        identity: tuple[object, ...] | None = None
+        if isinstance(event, LeaderAndIsr):
+            # the controller's line and the requests brokers received repeat it
+            identity = ("LeaderAndIsr", _payload(event)[:5])
+        elif event.origin.metadata_offset is not None:
             identity = (event.origin.metadata_offset, type(event).__name__, _payload(event))
+        if identity is not None:
             if identity in seen:
                 continue
             seen.add(identity)
@@ -94,7 +119,7 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
     clock: list[float] = []
     last = float("-inf")
     for index, event in enumerate(kept):
-        if isinstance(event, PartitionRecord):
+        if isinstance(event, PartitionRecord | LeaderAndIsr):
             epoch = event.leader_epoch
             created_at.setdefault(epoch, index)
         elif (

@@ -27,7 +27,7 @@ from replay.findings import (
     UncleanElection,
 )
 from replay.state import EpochView, History, ReplayContext, Truncation
-from replay.types import NO_LEADER, Confidence, ElectionKind, Scope, Source
+from replay.types import NO_LEADER, Confidence, ElectionKind, Profile, Scope, Source
 
 UNCLEAN = (ElectionKind.UNCLEAN, ElectionKind.UNCLEAN_RECOVERY)
 
@@ -203,6 +203,7 @@ def truncations_below_hwm(
                 qualifier=scope,
                 caused_by=(cause,) if cause and scope != Scope.LOCAL else (),
                 from_offset=t.from_offset,
+                hw_truncation_era=ctx.profile == Profile.ZK_HW,
             )
         )
     return found

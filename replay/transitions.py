@@ -26,6 +26,7 @@ from replay.state import (
 from replay.types import (
     NO_LEADER,
     NO_LEADER_CHANGE,
+    RECOVERED,
     RECOVERING,
     BecomeFollower,
     BecomeLeader,
@@ -37,6 +38,7 @@ from replay.types import (
     Event,
     FetchAnswer,
     FollowerFetch,
+    LeaderAndIsr,
     LogTruncated,
     Origin,
     PartitionChangeRecord,
@@ -77,6 +79,8 @@ def step(history: History, event: Event) -> History:
             return _log_truncated(history, event)
         case EpochCheckpoint():
             return _epoch_checkpoint(history, event)
+        case LeaderAndIsr():
+            return _leader_and_isr(history, event)
         case _:
             assert_never(event)
 
@@ -86,6 +90,8 @@ def _evidence_kind(event: Event) -> str:
         event, PartitionRecord | PartitionChangeRecord | BrokerRegistration | BrokerFencing
     ):
         return "metadata"
+    if isinstance(event, LeaderAndIsr):
+        return "zk_controller"
     if isinstance(event, BecomeLeader | BecomeFollower | LogTruncated):
         return "broker_log"
     if isinstance(event, EpochCheckpoint):
@@ -101,7 +107,7 @@ def _observe(history: History, origin: Origin, event: Event) -> History:
         last = origin.time if last is None or origin.time > last else last
     observers = history.observers
     last_seen = history.last_seen
-    if kind != "metadata" and origin.observer is not None:
+    if kind not in ("metadata", "zk_controller") and origin.observer is not None:
         observers = observers | {origin.observer}
         if origin.time is not None:
             mark = (origin.time, origin.source.source_file, origin.seq)
@@ -282,6 +288,17 @@ def _commit(history: History, epoch: int | None, value: int, source: Source) -> 
     if view is None or (view.committed is not None and value <= view.committed):
         return history
     return history.with_epoch(replace(view, committed=value, committed_source=source))
+
+
+def _commit_before(history: History, epoch: int | None, value: int, source: Source) -> History:
+    """A HWM a broker already knew when epoch ``epoch`` began was exposed in
+    an earlier epoch: it counts for the newest earlier epoch with a leader."""
+    if epoch is None:
+        return history
+    earlier = [v for v in history.epochs if v.leader_epoch < epoch and v.leader != NO_LEADER]
+    if not earlier:
+        return history
+    return _commit(history, earlier[-1].leader_epoch, value, source)
 
 
 def _committed_in(history: History, epoch: int | None) -> tuple[int | None, Source | None]:
@@ -652,6 +669,8 @@ def _become_leader(history: History, event: BecomeLeader) -> History:
     the start offset of its epoch (kafka-formats.md 5.5)."""
     source = event.origin.source
     history = _note_unknown_epoch(history, event.leader_epoch, source)
+    if event.hwm is not None and event.hwm >= 0:
+        history = _commit_before(history, event.leader_epoch, event.hwm, source)
     if event.start_offset is None or event.start_offset < 0:
         return history
     view = history.epoch(event.leader_epoch)
@@ -671,10 +690,18 @@ def _become_leader(history: History, event: BecomeLeader) -> History:
 
 
 def _become_follower(history: History, event: BecomeFollower) -> History:
-    """``Follower tp starts at leader epoch E``: a broker knows epoch E. Its
-    log end is not folded in: a loss it shows (an unclean shutdown) is judged
-    when the follower next fetches, in the epoch it fetches in."""
-    return _note_unknown_epoch(history, event.leader_epoch, event.origin.source)
+    """``Follower tp starts at leader epoch E from offset X``: a broker knows
+    epoch E, and its log reached X. A loss it shows (an unclean shutdown) is
+    not judged here but when the follower next fetches, in the epoch it
+    fetches in; a higher log end is kept, so a later truncation line has its
+    starting point."""
+    source = event.origin.source
+    history = _note_unknown_epoch(history, event.leader_epoch, source)
+    if event.hwm is not None and event.hwm >= 0:
+        history = _commit_before(history, event.leader_epoch, event.hwm, source)
+    if event.log_end is None or event.log_end < 0:
+        return history
+    return _hold(history, event.broker, event.log_end, source)
 
 
 def _log_truncated(history: History, event: LogTruncated) -> History:
@@ -702,3 +729,66 @@ def _epoch_checkpoint(history: History, event: EpochCheckpoint) -> History:
         else view.start_offset.at_most(event.start_offset, source)
     )
     return history.with_epoch(replace(view, start_offset=bound))
+
+
+# --- ZooKeeper era ------------------------------------------------------------
+
+
+def _leader_and_isr(history: History, event: LeaderAndIsr) -> History:
+    """A ZooKeeper controller's decision carries the partition's whole state:
+    a new leader epoch is an election; the same epoch, an ISR change. An
+    election whose leader was outside the previous ISR is unclean (seed 004:
+    only ISR members are eligible unless unclean.leader.election.enable;
+    kafka-formats.md 5.6: 3.2+ marks such a leader RECOVERING)."""
+    before = history.registration
+    current = history.current_epoch
+    replicas = before.replicas if before is not None else ()
+    after = PartitionRegistration(
+        replicas=replicas,
+        isr=event.isr,
+        leader=event.leader,
+        leader_epoch=event.leader_epoch,
+        partition_epoch=event.partition_epoch if event.partition_epoch is not None else -1,
+        leader_recovery_state=event.leader_recovery_state or RECOVERED,
+    )
+    if current is not None and event.leader_epoch <= current.leader_epoch:
+        if event.leader_epoch == current.leader_epoch:
+            history = history.with_epoch(replace(current, isr=event.isr))
+            return replace(history, registration=after)
+        return history  # an older decision repeated late: nothing new
+    if current is None:
+        fresh = event.leader_epoch == 0
+        election = ElectionKind.INITIAL if fresh else ElectionKind.UNKNOWN
+        isr_before: tuple[int, ...] = ()
+        start = Bound().pin(0, event.origin.source) if fresh else Bound()
+    else:
+        if event.leader_epoch > current.leader_epoch + 1:
+            history = history.with_gap(
+                f"leader epochs {current.leader_epoch + 1}..{event.leader_epoch - 1} are missing "
+                "from the ZooKeeper controller's evidence"
+            )
+        isr_before = before.isr if before is not None else ()
+        if event.leader == NO_LEADER:
+            election = ElectionKind.OFFLINE
+        elif event.leader_recovery_state == RECOVERING or event.leader not in isr_before:
+            election = ElectionKind.UNCLEAN
+        else:
+            election = ElectionKind.CLEAN
+        start = Bound()
+    new_leader_log = history.replica(event.leader)
+    view = EpochView(
+        leader_epoch=event.leader_epoch,
+        leader=event.leader,
+        election=election,
+        partition_epoch=event.partition_epoch,
+        isr_before=isr_before,
+        isr=event.isr,
+        elr=(),
+        began=event.origin.source,
+        began_at=event.origin.time,
+        metadata_offset=None,
+        leader_last_fetched_epoch=new_leader_log.last_fetched_epoch,
+        start_offset=start,
+        leader_log_end=new_leader_log.held,
+    )
+    return _end_current_epoch(history, event.origin, after, view)

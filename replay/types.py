@@ -30,6 +30,10 @@ class Profile(StrEnum):
     """The protocol era whose rules judge the evidence."""
 
     AUTO = "auto"
+    #: Kafka 0.8 - 0.10 on ZooKeeper: followers truncate to their HW (seed 004)
+    ZK_HW = "zk-hw"
+    #: Kafka 0.11 - 3.x on ZooKeeper: leader-epoch truncation (KIP-101, KIP-320)
+    ZK_EPOCH = "zk-epoch"
     KRAFT = "kraft"
     #: Kafka 4.x with KIP-966: ISR, then ELR, then unclean recovery
     KRAFT_ELR = "kraft-elr"
@@ -228,6 +232,20 @@ class EpochAnswer:
     requested_epoch: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class LeaderAndIsr:
+    """A ZooKeeper-era controller decision (its state-change line or the
+    LeaderAndIsr request a broker received): the partition's whole state."""
+
+    origin: Origin
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    partition_epoch: int | None = None
+    leader_recovery_state: int | None = None
+    controller_epoch: int | None = None
+
+
 # --- events: broker server / state-change logs and checkpoint files -----------
 
 
@@ -252,6 +270,7 @@ class BecomeFollower:
     leader_epoch: int | None
     log_end: int | None
     leader: int | None = None
+    hwm: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,9 +308,16 @@ Event = (
     | BecomeFollower
     | LogTruncated
     | EpochCheckpoint
+    | LeaderAndIsr
 )
 
-METADATA_EVENTS = (PartitionRecord, PartitionChangeRecord, BrokerRegistration, BrokerFencing)
+METADATA_EVENTS = (
+    PartitionRecord,
+    PartitionChangeRecord,
+    BrokerRegistration,
+    BrokerFencing,
+    LeaderAndIsr,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -420,3 +420,56 @@ def test_seed_002_5_3_3_balanced_recovery_of_a_complete_replica_loses_nothing() 
         ElectionKind.OFFLINE,
         ElectionKind.UNCLEAN_RECOVERY,
     ]
+
+
+def test_zookeeper_era_lineage_from_leader_and_isr_decisions() -> None:
+    """zk-epoch: no metadata log; the controller's LeaderAndIsr decisions
+    (state-change.log, kafka-formats.md 5.6) give the lineage, the same
+    story as the KRaft one, and the same findings."""
+    from replay.types import LeaderAndIsr, Origin, Profile, Source
+
+    s = Story()
+    seq = iter(range(1, 100))
+
+    def decide(leader: int, epoch: int, isr: tuple[int, ...], version: int) -> None:
+        n = next(seq)
+        origin = Origin(
+            Source("controller/state-change.log", n),
+            s.events[-1].origin.time if s.events else None,
+            None,
+            None,
+            n * 10,
+        )
+        s._add(LeaderAndIsr(origin, leader, epoch, isr, version, None, 1))
+
+    decide(1, 0, (1, 2, 3), 0)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    decide(1, 0, (1,), 1)
+    s.fetch(1, 2, 120, epoch=0, last_fetched=0, hwm=150)
+    s.tick(10)
+    decide(2, 1, (2,), 2)  # unclean.leader.election.enable: 2 was not in the ISR
+    s.tick()
+    s.fetch(2, 1, 150, epoch=1, last_fetched=0, hwm=121, diverging=(0, 120))
+    s.fetch(2, 1, 120, epoch=1, last_fetched=0, hwm=121)
+    # the same decision, as the LeaderAndIsr request broker 2 received
+    decide(2, 1, (2,), 2)
+
+    result = replay_partition(
+        s.events,
+        ReplayContext(KEY, profile=Profile.ZK_EPOCH, request_log_observers=frozenset({1, 2, 3})),
+    )
+
+    assert [(v.leader_epoch, v.leader, v.election) for v in result.lineage] == [
+        (0, 1, ElectionKind.INITIAL),
+        (1, 2, ElectionKind.UNCLEAN),
+    ]
+    found = sorted(
+        (f.kind.value, f.leader_epoch, f.replica, f.offset_start, f.offset_end, f.records_lost)
+        for f in result.findings
+    )
+    assert found == [
+        ("committed_data_loss", 1, None, 120, 150, 30),
+        ("hwm_regression", 1, 2, 121, 150, None),
+        ("truncation_below_hwm", 1, 1, 120, 150, 30),
+        ("unclean_election", 1, 2, 120, 150, 30),
+    ]
