@@ -1,0 +1,222 @@
+"""Hypothesis: protocol-legal KRaft histories yield no finding; a history
+mutated by one unclean election yields exactly that election's findings.
+
+The histories are generated here from the rules of seed 003 (produce to the
+leader, followers fetch at their log end, the HWM is the ISR's minimum, ISR
+shrink, clean failover to an ISR member, the old leader returning, told of
+its divergence and truncating), independently of the replay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replay import ReplayContext, replay_partition
+from replay.types import RECOVERING, FindingKind, Verdict
+from tests.replay_fixtures import KEY, Story
+
+CTX = ReplayContext(key=KEY, request_log_observers=frozenset({1, 2, 3}))
+REPLICAS = (1, 2, 3)
+
+
+@dataclass
+class Cluster:
+    """A partition as the protocol runs it, writing the evidence as it goes."""
+
+    story: Story = field(default_factory=Story)
+    leader: int = 1
+    epoch: int = 0
+    isr: list[int] = field(default_factory=lambda: [1, 2, 3])
+    leo: dict[int, int] = field(default_factory=lambda: {1: 0, 2: 0, 3: 0})
+    # the epoch of each replica's newest data
+    top: dict[int, int] = field(default_factory=lambda: {1: 0, 2: 0, 3: 0})
+    # offset -> epoch where each replica's epochs start (its epoch cache)
+    cache: dict[int, list[tuple[int, int]]] = field(
+        default_factory=lambda: {1: [(0, 0)], 2: [(0, 0)], 3: [(0, 0)]}
+    )
+    hwm: int = 0
+    down: set[int] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.story.create(REPLICAS, leader=1)
+
+    def produce(self, records: int, acks_all: bool) -> None:
+        base = self.leo[self.leader]
+        self.leo[self.leader] += records
+        self.top[self.leader] = self.epoch
+        self.replicate()
+        if acks_all and self.hwm > base:
+            self.story.produce(self.leader, base, acks=-1)
+        elif not acks_all:
+            self.story.produce(self.leader, base, acks=1)
+
+    def end_of_epoch(self, replica: int, epoch: int) -> int:
+        """Where ``epoch`` (the largest cached epoch not above it) ends on ``replica``."""
+        entries = self.cache[replica]
+        below = [i for i, (e, _) in enumerate(entries) if e <= epoch]
+        i = below[-1]
+        return entries[i + 1][1] if i + 1 < len(entries) else self.leo[replica]
+
+    def fetch(self, follower: int) -> None:
+        leader = self.leader
+        lfe = self.top[follower]
+        end = self.end_of_epoch(leader, lfe)
+        largest = max(e for e, _ in self.cache[leader] if e <= lfe)
+        if end < self.leo[follower]:
+            # KIP-320: the leader tells the follower where its epoch ends
+            self.story.fetch(
+                leader,
+                follower,
+                self.leo[follower],
+                epoch=self.epoch,
+                last_fetched=lfe,
+                hwm=self.hwm,
+                diverging=(largest, end),
+            )
+            self.leo[follower] = end
+            self.cache[follower] = [(e, s) for e, s in self.cache[follower] if s < end] or [(0, 0)]
+            self.top[follower] = self.cache[follower][-1][0]
+        self.story.fetch(
+            leader,
+            follower,
+            self.leo[follower],
+            epoch=self.epoch,
+            last_fetched=self.top[follower],
+            hwm=self.hwm,
+        )
+        if self.leo[follower] < self.leo[leader]:
+            for e, s in self.cache[leader]:
+                if s >= self.leo[follower] and (e, s) not in self.cache[follower]:
+                    self.cache[follower].append((e, max(s, self.leo[follower])))
+            self.leo[follower] = self.leo[leader]
+            self.top[follower] = self.top[leader]
+
+    def replicate(self) -> None:
+        for follower in self.isr:
+            if follower != self.leader:
+                self.fetch(follower)
+        self.hwm = max(self.hwm, min(self.leo[r] for r in self.isr))
+        for follower in self.isr:  # one more round tells followers the new HWM
+            if follower != self.leader:
+                self.story.fetch(
+                    self.leader,
+                    follower,
+                    self.leo[follower],
+                    epoch=self.epoch,
+                    last_fetched=self.top[follower],
+                    hwm=self.hwm,
+                )
+
+    def shrink(self, follower: int) -> None:
+        if follower in self.isr and follower != self.leader and len(self.isr) > 1:
+            self.isr.remove(follower)
+            self.story.change(isr=tuple(self.isr))
+
+    def failover(self, unclean_to: int | None = None) -> None:
+        old = self.leader
+        candidates = [r for r in self.isr if r != old]
+        if unclean_to is None and not candidates:
+            return
+        new = unclean_to if unclean_to is not None else candidates[0]
+        self.story.tick()
+        self.story.fence(old)
+        self.epoch += 1
+        if unclean_to is None:
+            self.isr = [r for r in self.isr if r != old]
+            self.story.change(leader=new, isr=tuple(self.isr))
+        else:
+            self.isr = [new]
+            self.story.change(leader=new, isr=(new,), recovery=RECOVERING)
+        self.leader = new
+        self.cache[new].append((self.epoch, self.leo[new]))
+        self.story.tick()
+        self.rejoin(old)
+
+    def rejoin(self, replica: int) -> None:
+        self.fetch(replica)
+        if replica not in self.isr:
+            self.isr.append(replica)
+            self.story.change(isr=tuple(self.isr))
+
+
+ACTIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("produce"), st.integers(1, 20), st.booleans()),
+        st.tuples(st.just("shrink"), st.sampled_from(REPLICAS), st.just(False)),
+        st.tuples(st.just("failover"), st.just(0), st.just(False)),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+def exposed(cluster: Cluster) -> int:
+    from replay.types import FetchAnswer, ProduceAck
+
+    marks = [e.hwm for e in cluster.story.events if isinstance(e, FetchAnswer) and e.hwm]
+    marks += [
+        e.base_offset + 1
+        for e in cluster.story.events
+        if isinstance(e, ProduceAck) and e.acks == -1 and e.base_offset is not None
+    ]
+    return max(marks, default=0)
+
+
+def play(cluster: Cluster, actions: list[tuple[str, int, bool]]) -> None:
+    for action, n, flag in actions:
+        if action == "produce":
+            cluster.produce(n, flag)
+        elif action == "shrink":
+            cluster.shrink(n)
+        elif action == "failover":
+            cluster.failover()
+
+
+@settings(max_examples=150, deadline=None)
+@given(ACTIONS)
+def test_protocol_legal_histories_have_no_finding(actions) -> None:  # type: ignore[no-untyped-def]
+    cluster = Cluster()
+    play(cluster, actions)
+
+    result = replay_partition(cluster.story.events, CTX)
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.VALID
+
+
+@settings(max_examples=150, deadline=None)
+@given(ACTIONS, st.integers(1, 30))
+def test_an_unclean_election_of_a_lagging_replica_is_found_with_its_loss(actions, extra) -> None:  # type: ignore[no-untyped-def]
+    cluster = Cluster()
+    play(cluster, actions)
+    # the mutation: a follower drops out of the ISR, the leader commits more
+    # alone, and the lagging follower is elected uncleanly
+    lagging = next(r for r in REPLICAS if r != cluster.leader)
+    cluster.shrink(lagging)
+    for other in [r for r in cluster.isr if r != cluster.leader]:
+        cluster.shrink(other)
+    cluster.produce(extra, True)
+    # what the evidence shows committed: HWMs in fetch answers, acks=all acks
+    start, committed = cluster.leo[lagging], exposed(cluster)
+    epoch = cluster.epoch + 1
+    cluster.failover(unclean_to=lagging)
+
+    result = replay_partition(cluster.story.events, CTX)
+
+    kinds = sorted(f.kind.value for f in result.findings)
+    assert "unclean_election" in kinds
+    [election] = [f for f in result.findings if f.kind == FindingKind.UNCLEAN_ELECTION]
+    assert (election.leader_epoch, election.replica) == (epoch, lagging)
+    assert (election.offset_start, election.offset_end) == (start, committed)
+    assert election.records_lost == committed - start
+    [loss] = [f for f in result.findings if f.kind == FindingKind.COMMITTED_DATA_LOSS]
+    assert (loss.leader_epoch, loss.offset_start, loss.offset_end) == (epoch, start, committed)
+    assert set(kinds) <= {
+        "unclean_election",
+        "committed_data_loss",
+        "truncation_below_hwm",
+        "hwm_regression",
+    }
