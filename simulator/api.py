@@ -38,6 +38,7 @@ def simulate(
     return result
 
 
-def list_scenarios() -> list[tuple[str, str]]:
-    """(name, one-line description) of every scenario."""
-    return listing()
+def list_scenarios(all_eras: bool = False) -> list[tuple[str, str]]:
+    """(name, one-line description) of every scenario; the ZK eras' ones only
+    with ``all_eras`` (the replay does not read ZK-era artefacts yet)."""
+    return listing(all_eras)

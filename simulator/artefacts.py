@@ -64,9 +64,12 @@ def ip(broker: int) -> str:
 class RequestLog:
     """One broker's ``kafka-request.log``, appended line by line."""
 
-    def __init__(self, path: Path, broker: int) -> None:
+    def __init__(self, path: Path, broker: int, kafka28: bool = False) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.broker = broker
+        # zk-epoch: Kafka 2.8 on ZooKeeper, Fetch v12 (topic names) with the
+        # 2.8 JSON names partitionResponses / partition / recordSetSizeInBytes
+        self.kafka28 = kafka28
         self._fh: TextIO = path.open("w", encoding="utf-8", buffering=1 << 16)
         self._stamp = _Stamp()
         self._correlation: dict[str, int] = {}
@@ -120,6 +123,10 @@ class RequestLog:
         )
         self.lines += 1
 
+    @property
+    def _topic_key(self) -> str:
+        return "topic" if self.kafka28 else "topicId"
+
     def fetch(
         self,
         ms: int,
@@ -129,9 +136,9 @@ class RequestLog:
         answers: list[tuple[str, int, int, int, tuple[int, int] | None, int]],
         wait_ms: float,
     ) -> None:
-        """A follower's Fetch v13 (full request, sessionEpoch 0).
+        """A follower's Fetch v13 (full request, sessionEpoch 0); v12 in 2.8.
 
-        parts: (topic id, partition, current leader epoch, fetch offset, last
+        parts: (topic id (2.8: topic name), partition, current leader epoch, fetch offset, last
         fetched epoch). answers: (topic id, partition, error code, high
         watermark, diverging (epoch, end offset) or None, records bytes)."""
         topics: dict[str, list[dict[str, Any]]] = {}
@@ -154,14 +161,14 @@ class RequestLog:
             "isolationLevel": 0,
             "sessionId": 0,
             "sessionEpoch": 0,
-            "topics": [{"topicId": k, "partitions": v} for k, v in topics.items()],
+            "topics": [{self._topic_key: k, "partitions": v} for k, v in topics.items()],
             "forgottenTopicsData": [],
             "rackId": "",
         }
         out: dict[str, list[dict[str, Any]]] = {}
         for topic_id, p, error, hwm, diverging, size in answers:
             part: dict[str, Any] = {
-                "partitionIndex": p,
+                ("partition" if self.kafka28 else "partitionIndex"): p,
                 "errorCode": error,
                 "highWatermark": hwm,
                 "lastStableOffset": hwm,
@@ -171,20 +178,21 @@ class RequestLog:
                 part["divergingEpoch"] = {"epoch": diverging[0], "endOffset": diverging[1]}
             part["abortedTransactions"] = None
             part["preferredReadReplica"] = -1
-            part["recordsSizeInBytes"] = size
+            part["recordSetSizeInBytes" if self.kafka28 else "recordsSizeInBytes"] = size
             out.setdefault(topic_id, []).append(part)
+        parts_key = "partitionResponses" if self.kafka28 else "partitions"
         response = {
             "throttleTimeMs": 0,
             "errorCode": 0,
             "sessionId": session_id,
-            "responses": [{"topicId": k, "partitions": v} for k, v in out.items()],
+            "responses": [{self._topic_key: k, parts_key: v} for k, v in out.items()],
         }
         connection = f"{ip(self.broker)}:9092-{ip(follower)}:{51000 + follower}-{follower}"
         self._write(
             ms,
             1,
             "FETCH",
-            13,
+            12 if self.kafka28 else 13,
             f"broker-{follower}-fetcher-0",
             request,
             response,
@@ -256,6 +264,37 @@ class RequestLog:
             float(waited_ms),
             ("apache-kafka-java", "3.6.1"),
         )
+
+
+class NullRequestLog(RequestLog):
+    """zk-hw (0.8-0.10): the request log is text and, at DEBUG, carries no
+    offsets (kafka-formats.md 1.2), so none is written."""
+
+    def __init__(self, broker: int) -> None:  # noqa: D107 - no file
+        self.broker = broker
+        self.kafka28 = False
+        self.lines = 0
+
+    def close(self) -> None:
+        pass
+
+    def _write(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+class NullDump:
+    """ZK eras: no ``__cluster_metadata`` log. Counts records so that broker
+    epochs (a KRaft registration's offset) stay distinct and increasing, like
+    the czxid of a ZK broker registration."""
+
+    def __init__(self) -> None:
+        self.offset = 0
+
+    def close(self) -> None:
+        pass
+
+    def batch(self, ms: int, records: list[dict[str, Any]]) -> None:
+        self.offset += len(records)
 
 
 class MetadataDump:

@@ -26,9 +26,9 @@ def simulate_command(
     ),
     list_: bool = typer.Option(False, "--list", help="List the scenarios and exit."),  # noqa: B008
 ) -> None:
-    """Simulate a KRaft cluster with faults; write its artefacts and truth.json."""
+    """Simulate a Kafka cluster with faults; write its artefacts and truth.json."""
     if list_:
-        for name, description in list_scenarios():
+        for name, description in list_scenarios(all_eras=True):
             typer.echo(f"{name}\t{description}")
         return
     if scenario is None or out is None:

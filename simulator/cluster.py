@@ -44,7 +44,7 @@ from simulator.model import (
     Registration,
     ReplicaState,
 )
-from simulator.spec import ProducerSpec, Spec
+from simulator.spec import ZK_ERAS, ProducerSpec, Spec
 from simulator.truth import Key, Truth
 
 PRODUCE_TIMEOUT_MS = 30000
@@ -89,18 +89,33 @@ class Cluster:
         self._queue: list[tuple[int, int, Callable[..., None], tuple[Any, ...]]] = []
         self._seq = 0
         self.events = 0
-        self.dump = art.MetadataDump(out / "controller" / "metadata.log.txt")
+        self.zk = spec.era in ZK_ERAS
+        self.hw_era = spec.era == "zk-hw"
+        self.dump: art.MetadataDump | art.NullDump
+        if self.zk:
+            self.dump = art.NullDump()
+        else:
+            self.dump = art.MetadataDump(out / "controller" / "metadata.log.txt")
         self.brokers: dict[int, Broker] = {}
         for b in spec.brokers:
             flush = spec.flush_ms.get(b, spec.default_flush_ms)
-            self.brokers[b] = Broker(
-                b,
-                art.RequestLog(out / f"broker-{b}" / "kafka-request.log", b),
-                flush,
-                lg.BrokerLogs(out / f"broker-{b}", b),
+            folder = out / f"broker-{b}"
+            request_log = (
+                art.NullRequestLog(b)
+                if self.hw_era
+                else art.RequestLog(folder / "kafka-request.log", b, kafka28=self.zk)
             )
+            broker_logs = (
+                lg.ZkBrokerLogs(folder, b, spec.era) if self.zk else lg.BrokerLogs(folder, b)
+            )
+            self.brokers[b] = Broker(b, request_log, flush, broker_logs)
         self.elr = spec.era == "kraft-elr"
-        self.clog = lg.ControllerLog(out / "controller" / "controller.log")
+        if self.zk:
+            self.zclog = lg.ZkControllerLogs(out / "controller")
+            self.controller: int | None = min(spec.brokers)
+            self.controller_epoch = 1
+        else:
+            self.clog = lg.ControllerLog(out / "controller" / "controller.log")
         self.breg: dict[int, BrokerReg] = {}
         self.regs: dict[Key, Registration] = {}
         self.topic_ids: dict[str, str] = {}
@@ -295,6 +310,9 @@ class Cluster:
 
     def _leave(self, b: int, records: list[dict[str, Any]], changed: list[Key]) -> None:
         """``generateLeaderAndIsrUpdates`` for a fenced or shutting-down broker."""
+        if self.zk:
+            self._zk_leave(b, changed)
+            return
         for key, reg in self.regs.items():
             if b not in reg.replicas:
                 continue
@@ -327,6 +345,10 @@ class Cluster:
         reg.shutting_down = False
         records = [art.broker_change(b, reg.epoch, fenced=-1)]
         changed: list[Key] = []
+        if self.zk:
+            self._zk_startup(b, changed)
+            self.commit(records, changed)
+            return
         for key, preg in self.regs.items():
             if self.elr and preg.leader == NO_LEADER:
                 self._build(records, changed, key, preg.isr)
@@ -352,6 +374,13 @@ class Cluster:
         broker.clean_file = False  # read at start-up; written again by a controlled shutdown
         self.commit(records, changed)
         broker.registered = True
+        if self.zk:
+            # a ZK registration is live at once: onBrokerStartup elects, then
+            # sends the broker LeaderAndIsr for its partitions
+            self.unfence(b, generation)
+            for key in broker.replicas:
+                self.apply(broker, key)
+            return
         for key in broker.replicas:
             self.apply(broker, key)
         self.at(self.now + self.spec.unfence_ms, self.unfence, b, generation)
@@ -368,14 +397,23 @@ class Cluster:
             return False
         if any(r not in reg.isr and not self.acceptable(r) for r in isr):
             return False
+        if self.zk and self.controller is None:
+            return False  # AlterIsr needs a controller; the leader retries
         records: list[dict[str, Any]] = []
         changed: list[Key] = []
+        old_isr = list(reg.isr)
         if self.elr:
             self._build(records, changed, key, isr, recovery=recovery)
+        elif self.zk:
+            # 2.8 AlterIsr / <= 2.7 the leader's own ZK write: zkVersion + 1 only
+            self.zk_change(changed, key, isr=isr, from_state="OnlinePartition")
         else:
             self.change(records, changed, key, isr=isr, recovery=recovery)
         self.commit(records, changed)
         new = self.regs[key]
+        if self.hw_era and len(new.isr) > len(old_isr):
+            assert isinstance(b.logs, lg.ZkBrokerLogs)
+            b.logs.expand_isr(self.now, lg_tp(key), old_isr, new.isr)
         under = len(new.isr) < self.min_isr[key[0]]
         b.logs.isr_updated(self.now, lg_tp(key), new.isr, under, new.partition_epoch)
         return True
@@ -385,6 +423,12 @@ class Cluster:
         reg = self.regs[key]
         records: list[dict[str, Any]] = []
         changed: list[Key] = []
+        if self.zk:
+            if not self.hw_era and self.controller is not None:
+                # kafka-leader-election --election-type unclean (2.4+)
+                self._zk_elect_offline(changed, key, unclean=True)
+                self.commit(records, changed)
+            return
         if self.elr:
             self._build(records, changed, key, reg.isr, unclean=True)
             self.commit(records, changed)
@@ -397,6 +441,169 @@ class Cluster:
         else:
             self.change(records, changed, key, leader=chosen)
         self.commit(records, changed)
+
+    # -- ZK controller (zk-epoch 2.8, zk-hw 0.8-0.10) ------------------------------
+    # LeaderAndIsr znode writes: zkVersion (kept in partition_epoch) + 1 on every
+    # write; ``newLeaderAndIsr`` (leader epoch + 1) on every controller write
+    # (elections, and removing a failed or shutting-down replica from the ISR,
+    # ``doRemoveReplicasFromIsr``); the leader's own ISR changes (AlterIsr in
+    # 2.8, a direct ZK write before) keep the leader epoch.
+
+    def _zk_line(self, key: Key, from_state: str, reg: Registration) -> None:
+        assert self.controller is not None
+        self.zclog.changed(
+            self.now,
+            self.controller,
+            self.controller_epoch,
+            lg_tp(key),
+            from_state,
+            "OnlinePartition" if reg.leader >= 0 else "OfflinePartition",
+            reg.leader,
+            reg.leader_epoch,
+            reg.isr,
+            reg.partition_epoch,
+        )
+
+    def zk_change(
+        self,
+        changed: list[Key],
+        key: Key,
+        leader: int = NO_LEADER_CHANGE,
+        isr: list[int] | None = None,
+        bump: bool = False,
+        from_state: str = "OnlinePartition",
+    ) -> None:
+        reg = self.regs[key]
+        new_leader = reg.leader if leader == NO_LEADER_CHANGE else leader
+        new_isr = list(isr) if isr is not None else list(reg.isr)
+        bump = bump or new_leader != reg.leader
+        if not bump and new_isr == reg.isr:
+            return
+        new = Registration(
+            replicas=list(reg.replicas),
+            isr=new_isr,
+            leader=new_leader,
+            leader_epoch=reg.leader_epoch + (1 if bump else 0),
+            partition_epoch=reg.partition_epoch + 1,
+        )
+        self._zk_line(key, from_state, new)
+        if bump:
+            if new.leader_epoch <= self.leader_epochs_seen.get(key, -1):
+                self.violations.append(f"leader epoch of {key} did not increase")
+            self.leader_epochs_seen[key] = new.leader_epoch
+            x = self.brokers[new_leader].replicas[key].log.leo if new_leader >= 0 else 0
+            alive = new_leader >= 0 and self.brokers[new_leader].reachable
+            # unclean when the leader was not in the previous ISR (docs/findings.md)
+            self.truth.epoch_began(
+                key, new.leader_epoch, new_leader, x, reg.isr, False, leader_alive=alive
+            )
+        self.regs[key] = new
+        if key not in changed:
+            changed.append(key)
+
+    def _zk_live(self, b: int) -> bool:
+        return self.acceptable(b) and self.brokers[b].reachable
+
+    def _zk_move_controller(self, gone: int) -> None:
+        """The controller's broker left: the first live broker wins /controller;
+        with none, nobody acts until a broker starts (``_zk_startup``)."""
+        if gone != self.controller:
+            return
+        live = [b for b in sorted(self.brokers) if b != gone and self._zk_live(b)]
+        self.controller = live[0] if live else None
+        if self.controller is not None:
+            self.controller_epoch += 1
+            self.zclog.elected(self.now, self.controller, self.controller_epoch)
+
+    def _zk_elect_offline(self, changed: list[Key], key: Key, unclean: bool) -> None:
+        """``OfflinePartitionLeaderElection``: the first live ISR member in replica
+        order, ISR = the live ISR; else (unclean) the first live replica, ISR = [it]."""
+        reg = self.regs[key]
+        if reg.leader >= 0 and self.acceptable(reg.leader):
+            return
+        live_isr = [r for r in reg.isr if self.acceptable(r)]
+        for r in reg.replicas:
+            if r in live_isr:
+                self.zk_change(changed, key, r, live_isr, from_state="OfflinePartition")
+                return
+        if unclean:
+            for r in reg.replicas:
+                if self.acceptable(r):
+                    self.zk_change(changed, key, r, [r], from_state="OfflinePartition")
+                    return
+
+    def _zk_leave(self, b: int, changed: list[Key], failover: bool = False) -> None:
+        """``onBrokerFailure`` (session expired) or a controlled shutdown; with
+        ``failover``, a new controller settling a broker that died while there
+        was none."""
+        breg = self.breg[b]
+        controlled = breg.shutting_down and not breg.fenced
+        if not failover:
+            self._zk_move_controller(b)
+            if self.controller is None:
+                return  # no live broker: no controller to react
+            if not controlled:
+                self.zclog.broker_failure(self.now, self.controller, [b])
+        for key, reg in self.regs.items():
+            if b not in reg.replicas:
+                continue
+            if reg.leader == b:
+                live_isr = [r for r in reg.isr if r != b and self.acceptable(r)]
+                chosen = next((r for r in reg.replicas if r in live_isr), NO_LEADER)
+                state = "OnlinePartition" if controlled else "OfflinePartition"
+                if chosen != NO_LEADER:
+                    self.zk_change(changed, key, chosen, live_isr, from_state=state)
+                    continue
+                if controlled:
+                    continue  # the last ISR member keeps leading until it is gone
+                if self.spec.unclean_election:
+                    live = [r for r in reg.replicas if r != b and self.acceptable(r)]
+                    if live:
+                        self.zk_change(changed, key, live[0], [live[0]], from_state=state)
+                        continue
+                isr = [r for r in reg.isr if r != b] or list(reg.isr)
+                self.zk_change(changed, key, NO_LEADER, isr, from_state=state)
+            elif b in reg.isr:
+                isr = [r for r in reg.isr if r != b] or list(reg.isr)
+                state = "OnlinePartition" if reg.leader >= 0 else "OfflinePartition"
+                self.zk_change(changed, key, isr=isr, bump=True, from_state=state)
+
+    def _zk_startup(self, b: int, changed: list[Key]) -> None:
+        """``onBrokerStartup``: offline partitions get a leader if they can."""
+        if self.controller is None or not self._zk_live(self.controller):
+            self.controller = b
+            self.controller_epoch += 1
+            self.zclog.elected(self.now, self.controller, self.controller_epoch)
+            # onControllerFailover: brokers that died while there was no controller
+            for d in sorted(self.brokers):
+                if self.breg[d].fenced:
+                    self._zk_leave(d, changed, failover=True)
+        live = [r for r in sorted(self.brokers) if self.acceptable(r)]
+        self.zclog.brokers_changed(self.now, self.controller, [b], [], live)
+        for key, reg in self.regs.items():
+            if reg.leader == NO_LEADER:
+                self._zk_elect_offline(changed, key, self.spec.unclean_election)
+
+    def bounce(self, bid: int) -> None:
+        """A process restart the controller never sees (faster than the ZK
+        session timeout; 0.8-1.0 controllers missed such bounces, KAFKA-1120):
+        registration, ISR and epochs unchanged; the broker reloads its logs,
+        reads its HW from the checkpoint and gets LeaderAndIsr again."""
+        b = self.brokers[bid]
+        if not b.reachable or not b.registered:
+            return
+        for key, rs in b.replicas.items():
+            rs.log.flush()
+            rs.log.checkpoint_hwm()
+            if rs.is_leader:
+                self.fail_pending(b, key, rs, art.NOT_LEADER_OR_FOLLOWER)
+            rs.fresh = True
+            rs.is_leader = False
+            rs.leader = NO_LEADER
+            rs.leader_epoch = -1
+            rs.log.hwm = min(rs.log.hwm_checkpoint, rs.log.leo)
+        for key in b.replicas:
+            self.apply(b, key)
 
     # -- broker: applying metadata ---------------------------------------------
     def apply(self, b: Broker, key: Key) -> None:
@@ -423,6 +630,18 @@ class Cluster:
                 prev_leader,
                 old_epoch,
             )
+        elif reg.leader != b.id and new_epoch and self.zk:
+            assert isinstance(b.logs, lg.ZkBrokerLogs)
+            b.logs.follower28(self.now, tp, reg.leader_epoch, rs.log.leo, rs.log.hwm, old_epoch)
+            if self.hw_era and reg.leader >= 0 and prev_leader != reg.leader:
+                # 0.8-0.10 makeFollower: a new leader (or a fresh start) truncates
+                # the log to the replica's own HW before fetching (seed 004, 001)
+                log = rs.log
+                frm, top, to = log.leo, log.top_data_epoch(), min(log.hwm, log.leo)
+                b.logs.hw_truncation(self.now, tp, reg.leader, to, frm)
+                log.truncate_to(to)
+                if to < frm:
+                    self.truth.truncated(key, b.id, frm, to, reg.leader_epoch, top)
         elif reg.leader != b.id and new_epoch:
             b.logs.follower(
                 self.now,
@@ -585,7 +804,8 @@ class Cluster:
         parts = []
         for key in keys:
             rs = f.replicas[key]
-            parts.append((key, rs.leader_epoch, rs.log.leo, rs.log.latest_epoch()))
+            lfe = UNDEFINED if self.hw_era else rs.log.latest_epoch()
+            parts.append((key, rs.leader_epoch, rs.log.leo, lfe))
         answers = [self.leader_fetch(leader, f.id, *part) for part in parts]
         leader.sessions += 1
         wait = 0.0 if any(a[3] or a[2] for a in answers) else 499.8
@@ -593,10 +813,10 @@ class Cluster:
             self.now,
             f.id,
             1000 * leader.id + leader.sessions % 1000,
-            [(self.topic_ids[k[0]], k[1], cle, off, lfe) for k, cle, off, lfe in parts],
+            [(self._topic_ref(k), k[1], cle, off, lfe) for k, cle, off, lfe in parts],
             [
                 (
-                    self.topic_ids[k[0]],
+                    self._topic_ref(k),
                     k[1],
                     err,
                     hwm,
@@ -614,6 +834,10 @@ class Cluster:
         for (key, cle, _off, _lfe), (err, hwm, div, runs) in zip(parts, answers, strict=True):
             self.follower_apply(f, key, leader.id, cle, err, hwm, div, runs)
 
+    def _topic_ref(self, key: Key) -> str:
+        """Fetch v13 names topics by id; v12 (2.8) by name."""
+        return key[0] if self.zk else self.topic_ids[key[0]]
+
     def leader_fetch(
         self, b: Broker, follower: int, key: Key, cle: int, offset: int, lfe: int
     ) -> tuple[int, int, tuple[int, int] | None, list[tuple[int, int, int]]]:
@@ -630,7 +854,8 @@ class Cluster:
             if epoch < lfe or end < offset:
                 return art.NONE, hwm, (epoch, end), []
         if offset > rs.log.leo:
-            return art.OFFSET_OUT_OF_RANGE, -1, None, []
+            # zk-hw: the follower learns the leader's log end (ListOffsets)
+            return art.OFFSET_OUT_OF_RANGE, rs.log.leo if self.hw_era else -1, None, []
         upto = min(rs.log.leo, offset + self.spec.max_fetch_records)
         runs = rs.log.runs(offset, upto)
         # updateFollowerFetchState: after the read, so the answer carries the
@@ -670,9 +895,19 @@ class Cluster:
         runs: list[tuple[int, int, int]],
     ) -> None:
         rs = f.replicas[key]
-        if err != art.NONE or rs.is_leader or rs.leader != leader or rs.leader_epoch != cle:
+        if rs.is_leader or rs.leader != leader or rs.leader_epoch != cle:
             return
         log = rs.log
+        if err == art.OFFSET_OUT_OF_RANGE and self.hw_era and 0 <= hwm < log.leo:
+            # no epochs: the leader's log ends below ours (handleOffsetOutOfRange)
+            assert isinstance(f.logs, lg.ZkBrokerLogs)
+            frm, top = log.leo, log.top_data_epoch()
+            f.logs.offset_reset(self.now, lg_tp(key), leader, frm, hwm, log.hwm)
+            log.truncate_to(hwm)
+            self.truth.truncated(key, f.id, frm, hwm, cle, top)
+            return
+        if err != art.NONE:
+            return
         if div is not None:
             epoch, end = div
             if end < 0:
@@ -773,6 +1008,8 @@ class Cluster:
                 frm, top = rs.log.leo, rs.log.top_data_epoch()
                 rs.log.lose_unflushed()
                 self.truth.crash_drop(key, b.id, frm, rs.log.leo, top)
+            if self.zk:  # a restart reads the HW from replication-offset-checkpoint
+                rs.log.hwm = min(rs.log.hwm_checkpoint, rs.log.leo)
 
     def crash(self, bid: int, lossy: bool = True) -> None:
         """Unclean shutdown; with ``lossy`` the page cache is gone too."""
@@ -919,6 +1156,7 @@ class Cluster:
         "producing": "set_producing",
         "produce": "produce_once",
         "elect_unclean": "elect_unclean_action",
+        "bounce": "bounce",
     }
 
     def bootstrap(self) -> None:
@@ -937,6 +1175,9 @@ class Cluster:
             self.now, [art.broker_change(b, self.breg[b].epoch, fenced=-1) for b in spec.brokers]
         )
         self.now += 59000
+        if self.zk:
+            assert self.controller is not None
+            self.zclog.elected(self.now - 59000, self.controller, self.controller_epoch)
         records: list[dict[str, Any]] = []
         for t in spec.topics:
             self.topic_ids[t.name] = t.topic_id
@@ -949,6 +1190,8 @@ class Cluster:
                     self.regs[key].elr, self.regs[key].lkelr = [], []
                 self.leader_epochs_seen[key] = 0
                 self.truth.add_partition(key)
+                if self.zk:
+                    self._zk_line(key, "NewPartition", self.regs[key])
                 records.append(
                     art.partition_record(
                         t.topic_id, p, replicas, replicas, replicas[0], elr=self.elr
@@ -1009,7 +1252,10 @@ class Cluster:
 
     def close(self) -> None:
         self.dump.close()
-        self.clog.close()
+        if self.zk:
+            self.zclog.close()
+        else:
+            self.clog.close()
         for b in self.brokers.values():
             b.log.close()
             b.logs.close()
@@ -1026,6 +1272,7 @@ class Cluster:
                     )
                     for key, rs in sorted(b.replicas.items())
                 ],
+                per_partition=not self.hw_era,
             )
 
 

@@ -213,6 +213,203 @@ class BrokerLogs:
         )
 
 
+LOG_28 = "kafka.log.Log"  # <= 3.0 (UnifiedLog from 3.1)
+ZK_CONTROLLER = "kafka.controller.KafkaController"
+
+
+class ZkBrokerLogs(BrokerLogs):
+    """A ZK-era broker's logs, 2.8 templates (kafka-formats.md 5.2, 5.3, 5.5).
+
+    ``zk-epoch`` is Kafka 2.8. ``zk-hw`` stands for 0.8-0.10, whose texts
+    differ from 2.8 and are not in the reference (kafka-formats.md covers
+    2.8+, plus the <= 2.7 ISR lines of 5.3): the 2.8 templates are written
+    there too, except for the <= 2.7 ISR lines ("Expanding ISR", "ISR updated
+    to [..] and zkVersion updated to [..]"), which the reference gives."""
+
+    def __init__(self, folder: Path, broker: int, era: str) -> None:
+        super().__init__(folder, broker)
+        self.era = era
+
+    def leader(
+        self,
+        ms: int,
+        tp: str,
+        topic_id: str,
+        epoch: int,
+        start: int,
+        partition_epoch: int,
+        hwm: int,
+        isr: list[int],
+        under_min_isr: bool,
+        prev_leader: int | None,
+        prev_epoch: int,
+    ) -> None:
+        self._sc(
+            ms,
+            f"Leader {tp} starts at leader epoch {epoch} from offset {start} with high "
+            f"watermark {hwm} ISR {brackets(isr)} addingReplicas [] removingReplicas []. "
+            f"Previous leader epoch was {prev_epoch}.",
+        )
+
+    def follower28(self, ms: int, tp: str, epoch: int, end: int, hwm: int, prev_epoch: int) -> None:
+        """2.8-3.2: logged before the partition takes the new epoch."""
+        self._sc(
+            ms,
+            f"Follower {tp} starts at leader epoch {epoch} from offset {end} with high "
+            f"watermark {hwm}. Previous leader epoch was {prev_epoch}.",
+        )
+
+    def recovering(self, ms: int, tp: str) -> None:
+        pass  # leaderRecoveryState is 3.2+
+
+    def _truncate_log(self, ms: int, tp: str, to: int, leo: int) -> None:
+        prefix = f"[Log partition={tp}, dir={DATA_DIR}] "
+        if to >= leo:
+            message = (
+                f"Truncating to {to} has no effect as the largest offset in the log is {leo - 1}"
+            )
+        else:
+            message = f"Truncating to offset {to}"
+        self.server.write(ms, "INFO", prefix + message, LOG_28)
+
+    def _below_hwm(self, ms: int, tp: str, leader: int, to: int, hwm: int) -> None:
+        if to < hwm:
+            self.server.write(
+                ms,
+                "WARN",
+                f"{self._fetcher(leader)}Truncating {tp} to offset {to} below high watermark {hwm}",
+                FETCHER,
+            )
+
+    def epoch_truncation(
+        self,
+        ms: int,
+        tp: str,
+        p: int,
+        leader: int,
+        to: int,
+        div_epoch: int,
+        div_end: int,
+        leo: int,
+        hwm: int,
+    ) -> None:
+        """2.8/3.0: no per-partition INFO for epoch truncation (kafka-formats.md 5.2)."""
+        self._below_hwm(ms, tp, leader, to, hwm)
+        self._truncate_log(ms, tp, to, leo)
+
+    def hw_truncation(self, ms: int, tp: str, leader: int, hwm: int, leo: int) -> None:
+        """zk-hw: a follower truncates to its own HW when it starts following.
+
+        The 2.8 text (kafka-formats.md 5.2); 0.10 printed a different line
+        ("Truncating log ... to offset ..."), which is not in the reference."""
+        self.server.write(
+            ms,
+            "INFO",
+            f"{self._fetcher(leader)}Truncating partition {tp} to local high watermark {hwm}",
+            FETCHER,
+        )
+        self._truncate_log(ms, tp, hwm, leo)
+
+    def offset_reset(self, ms: int, tp: str, leader: int, leo: int, to: int, hwm: int) -> None:
+        """OFFSET_OUT_OF_RANGE with the leader's log end below ours: truncate to it."""
+        self._below_hwm(ms, tp, leader, to, hwm)
+        self._truncate_log(ms, tp, to, leo)
+        self.server.write(
+            ms,
+            "WARN",
+            f"{self._fetcher(leader)}Reset fetch offset for partition {tp} from {leo} to "
+            f"current leader's latest offset {to}",
+            FETCHER,
+        )
+
+    def expand_isr(self, ms: int, tp: str, old: list[int], new: list[int]) -> None:
+        """<= 2.7 only (ZK-direct ISR writes): zk-hw."""
+        self.server.write(
+            ms,
+            "INFO",
+            f"[Partition {tp} broker={self.broker}] Expanding ISR from {commas(old)} to "
+            f"{commas(new)}",
+            PARTITION,
+        )
+
+    def isr_updated(
+        self, ms: int, tp: str, isr: list[int], under_min_isr: bool, partition_epoch: int
+    ) -> None:
+        if self.era == "zk-hw":  # <= 2.6
+            text = f"ISR updated to [{commas(isr)}] and zkVersion updated to [{partition_epoch}]"
+        else:  # 2.8-3.0
+            text = f"ISR updated to {commas(isr)} and version updated to [{partition_epoch}]"
+        self.server.write(ms, "INFO", f"[Partition {tp} broker={self.broker}] {text}", PARTITION)
+
+
+def scala_list(ids: list[int]) -> str:
+    return "List(" + ", ".join(str(i) for i in ids) + ")"
+
+
+class ZkControllerLogs:
+    """The ZK controller's ``state-change.log`` lines (``[Controller id=N
+    epoch=E] ``, 2.8-3.1 ``LeaderAndIsr`` form) and ``controller.log`` lines
+    (``[Controller id=N] ``), under ``controller/``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.state_change = Log4j(folder / "state-change.log")
+        self.log = Log4j(folder / "controller.log")
+
+    def close(self) -> None:
+        self.state_change.close()
+        self.log.close()
+
+    def changed(
+        self,
+        ms: int,
+        controller: int,
+        controller_epoch: int,
+        tp: str,
+        from_state: str,
+        to_state: str,
+        leader: int,
+        leader_epoch: int,
+        isr: list[int],
+        zk_version: int,
+    ) -> None:
+        self.state_change.write(
+            ms,
+            "INFO",
+            f"[Controller id={controller} epoch={controller_epoch}] Changed partition {tp} "
+            f"from {from_state} to {to_state} with state LeaderAndIsr(leader={leader}, "
+            f"leaderEpoch={leader_epoch}, isr={scala_list(isr)}, zkVersion={zk_version})",
+            STATE_CHANGE,
+        )
+
+    def elected(self, ms: int, controller: int, epoch: int) -> None:
+        self.log.write(
+            ms,
+            "INFO",
+            f"[Controller id={controller}] {controller} successfully elected as the controller. "
+            f"Epoch incremented to {epoch} and epoch zk version is now {epoch}",
+            ZK_CONTROLLER,
+        )
+
+    def broker_failure(self, ms: int, controller: int, dead: list[int]) -> None:
+        self.log.write(
+            ms,
+            "INFO",
+            f"[Controller id={controller}] Broker failure callback for {commas(dead)}",
+            ZK_CONTROLLER,
+        )
+
+    def brokers_changed(
+        self, ms: int, controller: int, added: list[int], deleted: list[int], live: list[int]
+    ) -> None:
+        self.log.write(
+            ms,
+            "INFO",
+            f"[Controller id={controller}] Newly added brokers: {commas(added)}, deleted "
+            f"brokers: {commas(deleted)}, bounced brokers: , all live brokers: {commas(live)}",
+            ZK_CONTROLLER,
+        )
+
+
 class ControllerLog:
     """``controller/controller.log`` (KRaft, 3.3+ file; 3.6+ texts)."""
 
@@ -275,12 +472,16 @@ def _checkpoint(path: Path, entries: list[str]) -> None:
 def write_checkpoints(
     folder: Path,
     partitions: list[tuple[str, int, str, list[tuple[int, int]], int, int]],
+    per_partition: bool = True,
 ) -> None:
     """``partitions``: (topic, partition, topic id, epoch cache, checkpointed HWM,
-    recovery point), sorted by the caller."""
+    recovery point), sorted by the caller. ``per_partition`` False (zk-hw,
+    0.10): no leader-epoch-checkpoint (0.11+) nor partition.metadata (2.8+)."""
     data = folder / "data"
     data.mkdir(parents=True, exist_ok=True)
     for topic, p, topic_id, cache, _hwm, _rp in partitions:
+        if not per_partition:
+            continue
         pdir = data / f"{topic}-{p}"
         _checkpoint(pdir / "leader-epoch-checkpoint", [f"{e} {s}" for e, s in cache])
         # exactly two lines, no trailing newline (PartitionMetadata.encode)

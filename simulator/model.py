@@ -34,7 +34,9 @@ class Log:
 
     def assign(self, epoch: int, start: int) -> None:
         """Add (epoch, start), dropping entries that conflict (``assign``)."""
-        if self.cache and self.cache[-1] == (epoch, start):
+        if self.cache and self.cache[-1][0] == epoch and self.cache[-1][1] <= start:
+            # ``isUpdateNeeded``: the same epoch from a later offset changes
+            # nothing (a ZK leader re-leading its epoch after a restart)
             return
         if self.cache and self.cache[-1][0] > epoch:
             raise AssertionError(f"epoch {epoch} assigned after {self.cache[-1]}")

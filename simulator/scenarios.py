@@ -238,6 +238,73 @@ def elr_5_3_3() -> Spec:
     )
 
 
+def zk_epoch_clean() -> Spec:
+    spec = kraft_clean()
+    spec.name = "zk-epoch-clean"
+    spec.era = "zk-epoch"
+    spec.description = (
+        "zk-epoch (2.8 on ZooKeeper): kraft-clean's cluster and traffic, then leader 1 of "
+        "orders-0 shuts down (controlled: leadership moves to 2, ISR [2,3], epoch 1) and "
+        "returns: no findings"
+    )
+    spec.schedule = [Action(30450, "shutdown", (1,)), Action(45000, "restart", (1,))]
+    return spec
+
+
+def zk_epoch_unclean() -> Spec:
+    spec = kraft_unclean_election()
+    spec.name = "zk-epoch-unclean"
+    spec.era = "zk-epoch"
+    spec.unclean_election = True
+    spec.description = (
+        "zk-epoch, unclean.leader.election.enable=true: followers 2 and 3 stop fetching, "
+        "the ISR shrinks to leader 1 which alone commits [100, 301); 1 is cut off, its ZK "
+        "session expires and the controller elects 2 (out of sync) at 100: "
+        "unclean_election, committed_data_loss, hwm_regression, truncation_below_hwm "
+        "(global) when 1 returns"
+    )
+    spec.schedule = [a for a in spec.schedule if a.name != "elect_unclean"]
+    return spec
+
+
+def seed000_hw_truncation() -> Spec:
+    return _spec(
+        "seed000-hw-truncation",
+        "zk-hw, seed 000 'High watermark truncation followed by immediate leader election': "
+        "follower A (1) fetches m2 (offset 10, acks=all); its next fetch lets leader B (2) "
+        "commit m2 but A's HW stays 10; A restarts unseen by the controller and truncates to "
+        "its HW; B fails before answering A; A is elected: truncation_below_hwm (local) for "
+        "A, committed_data_loss in A's epoch; B returns and truncates the last copy of m2 "
+        "(truncation_below_hwm, global)",
+        era="zk-hw",
+        brokers=[1, 2],
+        topics=[TopicSpec("seed", SEED, [[2, 1]], 1)],
+        producers=[ProducerSpec("seed", 0, interval_ms=1000, records=1, acks=-1, stop_ms=10000)],
+        schedule=[
+            Action(10200, "produce", ("seed", 0, -1, 1)),  # m2; A fetches it at 10300
+            Action(10850, "bounce", (1,)),  # after A's 10800 fetch (B's HW 11, A's 10)
+            Action(10900, "crash", (2, True)),  # before A's 11300 fetch
+            Action(30000, "restart", (2,)),
+        ],
+        flush_ms={2: 0},
+        duration_ms=40000,
+    )
+
+
+def seed000_divergence_hw() -> Spec:
+    spec = seed000_divergence_epoch()
+    spec.name = "seed000-divergence-hw"
+    spec.era = "zk-hw"
+    spec.description = (
+        "zk-hw, seed 000 'Replica divergence on restart after multiple hard failures' with "
+        "seed000-divergence-epoch's fault schedule and no leader epochs: A (1) has m2 at 9 "
+        "above its HW 9 (acks=1), B (2) does not; both lose power; B is elected and writes "
+        "m3 at 9; A returns, truncates to its HW 9 as it starts following and fetches m3: "
+        "logs consistent, no findings"
+    )
+    return spec
+
+
 NAMED: dict[str, Callable[[], Spec]] = {
     "kraft-clean": kraft_clean,
     "kraft-clean-failover": kraft_clean_failover,
@@ -250,10 +317,20 @@ NAMED: dict[str, Callable[[], Spec]] = {
     "elr-5.3.3": elr_5_3_3,
 }
 
+# The ZK eras' scenarios. Kept out of the default listing (``listing()``)
+# until the replay reads ZK-era artefacts: tests/test_scenarios.py runs every
+# listed scenario through it. ``build`` and ``epochtrail simulate --list`` know them.
+ZK_NAMED: dict[str, Callable[[], Spec]] = {
+    "zk-epoch-clean": zk_epoch_clean,
+    "zk-epoch-unclean": zk_epoch_unclean,
+    "seed000-hw-truncation": seed000_hw_truncation,
+    "seed000-divergence-hw": seed000_divergence_hw,
+}
+
 RANDOM_DESCRIPTION = (
     "random cluster and faults from --seed; knobs: brokers, topics, partitions, duration "
     "(seconds), produce_rate (batches/s per partition), fault_rate (faults per minute), "
-    "era (kraft or kraft-elr)"
+    "era (kraft, kraft-elr or zk-epoch)"
 )
 
 RANDOM_DEFAULTS: dict[str, Any] = {
@@ -277,8 +354,9 @@ def random_spec(seed: int, scale: float = 1.0, **knobs: Any) -> Spec:
     if unknown:
         raise ValueError(f"unknown knobs for random: {sorted(unknown)}")
     era = str(knobs.get("era", "kraft"))
-    if era not in ERAS:
-        raise ValueError(f"unknown era {era!r}; known: {', '.join(ERAS)}")
+    if era not in ERAS or era == "zk-hw":
+        known = ", ".join(e for e in ERAS if e != "zk-hw")
+        raise ValueError(f"unknown era {era!r} for random; known: {known}")
     # era is in the knobs (and the truth's params) only when given
     k = {**RANDOM_DEFAULTS, **knobs}
     rng = random.Random(f"epochtrail-random-{seed}")
@@ -383,11 +461,13 @@ def random_spec(seed: int, scale: float = 1.0, **knobs: Any) -> Spec:
 def build(name: str, seed: int = 0, scale: float = 1.0, **knobs: Any) -> Spec:
     if name == "random":
         return random_spec(seed, scale, **knobs)
-    if name not in NAMED:
-        raise KeyError(f"unknown scenario {name!r}; known: {', '.join(n for n, _ in listing())}")
+    makers = {**NAMED, **ZK_NAMED}
+    if name not in makers:
+        known = ", ".join(n for n, _ in listing(all_eras=True))
+        raise KeyError(f"unknown scenario {name!r}; known: {known}")
     if knobs:
         raise ValueError(f"scenario {name} takes no knobs (got {sorted(knobs)})")
-    spec = NAMED[name]()
+    spec = makers[name]()
     if scale > 1:
         # Longer clean traffic after the story: more bytes, the same truth.
         spec.tail_ms = int(spec.duration_ms * (scale - 1))
@@ -395,7 +475,9 @@ def build(name: str, seed: int = 0, scale: float = 1.0, **knobs: Any) -> Spec:
     return spec
 
 
-def listing() -> list[tuple[str, str]]:
+def listing(all_eras: bool = False) -> list[tuple[str, str]]:
     out = [(name, make().description) for name, make in NAMED.items()]
+    if all_eras:
+        out += [(name, make().description) for name, make in ZK_NAMED.items()]
     out.append(("random", RANDOM_DESCRIPTION))
     return out

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-ERAS = ("kraft", "kraft-elr")  # designed for "zk-epoch", "zk-hw" later
+ERAS = ("kraft", "kraft-elr", "zk-epoch", "zk-hw")
+ZK_ERAS = ("zk-epoch", "zk-hw")
 
 
 @dataclass
@@ -62,6 +63,9 @@ class Spec:
     max_fetch_records: int = 10000
     tail_ms: int = 0  # extra clean traffic after the settle (scale > 1 on named scenarios)
     knobs: dict[str, Any] = field(default_factory=dict)
+    # ZK eras only: the ZK controller's OfflinePartitionLeaderElection may take
+    # a replica outside the ISR (topic config unclean.leader.election.enable)
+    unclean_election: bool = False
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -82,6 +86,15 @@ class Spec:
             "broker.session.timeout.ms": self.session_ms,
             "metadata.version": "3.6-IV2",
         }
+        if self.era in ZK_ERAS:
+            del out["broker.session.timeout.ms"], out["metadata.version"]
+            out["zookeeper.session.timeout.ms"] = self.session_ms
+            # zk-epoch: Kafka 2.8 (Fetch v12, KIP-320 truncation on fetch);
+            # zk-hw: 0.10.x (no leader epoch in the data, HW truncation)
+            out["inter.broker.protocol.version"] = (
+                "2.8-IV1" if self.era == "zk-epoch" else "0.10.2-IV0"
+            )
+            out["unclean.leader.election.enable"] = self.unclean_election
         if self.era == "kraft-elr":
             out["metadata.version"] = "4.0-IV3"
             out["eligible.leader.replicas.version"] = 1
