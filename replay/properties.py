@@ -66,17 +66,11 @@ def start_offset(view: EpochView, history: History) -> tuple[int | None, tuple[S
     exact = view.start_offset.exact
     if exact is not None:
         return exact, view.start_offset.sources
-    for exposure in history.exposures:
-        if (
-            exposure.leader_epoch == view.leader_epoch
-            and exposure.leader == view.leader
-            and exposure.sole_isr
-        ):
-            if view.lowest_write is None or view.lowest_write >= exposure.hwm:
-                hi = view.start_offset.hi
-                if hi is None or hi >= exposure.hwm:
-                    return exposure.hwm, view.start_offset.sources + (exposure.source,)
-            break
+    exposure = view.first_sole_exposure
+    if exposure is not None and (view.lowest_write is None or view.lowest_write >= exposure.hwm):
+        hi = view.start_offset.hi
+        if hi is None or hi >= exposure.hwm:
+            return exposure.hwm, view.start_offset.sources + (exposure.source,)
     return None, view.start_offset.sources
 
 
@@ -251,28 +245,25 @@ def hwm_regressions(
         if not mark.lost or mark.committed is None:
             continue
         view = mark.view
-        for exposure in history.exposures:
-            if (
-                exposure.leader_epoch == view.leader_epoch
-                and exposure.leader == view.leader
-                and exposure.hwm < mark.committed
-            ):
-                cause = causes.get(view.leader_epoch)
-                found.append(
-                    HwmRegression(
-                        key=ctx.key,
-                        leader_epoch=view.leader_epoch,
-                        replica=view.leader,
-                        offset_start=exposure.hwm,
-                        offset_end=mark.committed,
-                        records_lost=None,
-                        confidence=Confidence.CONFIRMED,
-                        evidence=_sources(mark.committed_source, exposure.source),
-                        detected_at=exposure.at,
-                        caused_by=(cause,) if cause else (),
-                    )
-                )
-                break
+        # A leader's HWM only rises within its epoch: its first is its lowest.
+        exposure = view.first_exposure
+        if exposure is None or exposure.hwm >= mark.committed:
+            continue
+        cause = causes.get(view.leader_epoch)
+        found.append(
+            HwmRegression(
+                key=ctx.key,
+                leader_epoch=view.leader_epoch,
+                replica=view.leader,
+                offset_start=exposure.hwm,
+                offset_end=mark.committed,
+                records_lost=None,
+                confidence=Confidence.CONFIRMED,
+                evidence=_sources(mark.committed_source, exposure.source),
+                detected_at=exposure.at,
+                caused_by=(cause,) if cause else (),
+            )
+        )
     return found
 
 
@@ -317,9 +308,10 @@ def committed_data_losses(
         ]
         acked = tuple(
             a
-            for a in history.acked
+            for earlier in history.epochs
+            if earlier.leader_epoch < view.leader_epoch
+            for a in earlier.acked
             if floor <= a.base_offset < hwm
-            and (a.leader_epoch is None or a.leader_epoch < view.leader_epoch)
         )
         cause = causes.get(view.leader_epoch)
         found.append(

@@ -118,6 +118,10 @@ class Bound:
         return Bound(lo=value, hi=value, sources=self.sources + (source,))
 
 
+#: how many acknowledged produce requests an epoch keeps as evidence
+ACKED_KEPT = 256
+
+
 @dataclass(frozen=True, slots=True)
 class EpochView:
     """One leader epoch as the metadata log and the observations tell it.
@@ -148,6 +152,14 @@ class EpochView:
     lowest_write: int | None = None
     #: the highest log end the new leader was seen to hold before it
     leader_log_end: int | None = None
+    #: the first HWM its leader exposed in it (a leader's HWM only rises
+    #: within its epoch, so this is the lowest), and the first while it was
+    #: the only ISR member
+    first_exposure: Exposure | None = None
+    first_sole_exposure: Exposure | None = None
+    #: acknowledged acks=all produce requests in this epoch, the latest
+    #: ACKED_KEPT of them: the ones a loss at the epoch's end swallows
+    acked: tuple[AckedProduce, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,8 +262,6 @@ class History:
     sessions: tuple[tuple[tuple[int | None, int], Session], ...] = ()
     truncations: tuple[Truncation, ...] = ()
     divergences: tuple[Divergence, ...] = ()
-    exposures: tuple[Exposure, ...] = ()
-    acked: tuple[AckedProduce, ...] = ()
     fenced: frozenset[int] = frozenset()
     broker_epochs: tuple[tuple[int, int], ...] = ()
     gaps: tuple[str, ...] = ()

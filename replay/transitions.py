@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import assert_never
 
 from replay.state import (
+    ACKED_KEPT,
     AckedProduce,
     Bound,
     Divergence,
@@ -562,22 +563,23 @@ def _fetch_answer(history: History, answer: FetchAnswer) -> History:
     if answer.hwm is not None and answer.hwm >= 0:
         epoch = _epoch_in_force(history, named)
         registration = history.registration
-        history = replace(
-            history,
-            exposures=history.exposures
-            + (
-                Exposure(
-                    leader=leader,
-                    leader_epoch=epoch,
-                    hwm=answer.hwm,
-                    source=source,
-                    at=answer.origin.time,
-                    sole_isr=registration is not None
-                    and leader is not None
-                    and registration.isr == (leader,),
-                ),
-            ),
+        exposure = Exposure(
+            leader=leader,
+            leader_epoch=epoch,
+            hwm=answer.hwm,
+            source=source,
+            at=answer.origin.time,
+            sole_isr=registration is not None
+            and leader is not None
+            and registration.isr == (leader,),
         )
+        view = history.epoch(epoch)
+        if view is not None and view.leader == leader:
+            if view.first_exposure is None:
+                view = replace(view, first_exposure=exposure)
+            if exposure.sole_isr and view.first_sole_exposure is None:
+                view = replace(view, first_sole_exposure=exposure)
+            history = history.with_epoch(view)
         history = _commit(history, epoch, answer.hwm, source)
         if leader is not None:
             # A leader's HWM never exceeds its own log end, and its log holds
@@ -632,11 +634,14 @@ def _produce_ack(history: History, ack: ProduceAck) -> History:
         # 2.7); the log shows the batch's size in bytes, not its record count,
         # so base + 1 is what the evidence fixes.
         history = _commit(history, epoch, ack.base_offset + 1, source)
-        history = replace(
-            history,
-            acked=history.acked
-            + (AckedProduce(leader, epoch, ack.client_id, ack.base_offset, source),),
-        )
+        view = history.epoch(epoch)
+        if view is not None:
+            acked = view.acked + (
+                AckedProduce(leader, epoch, ack.client_id, ack.base_offset, source),
+            )
+            if len(acked) > 2 * ACKED_KEPT:  # trimmed in halves: appends stay cheap
+                acked = acked[-ACKED_KEPT:]
+            history = history.with_epoch(replace(view, acked=acked))
     return history
 
 

@@ -40,7 +40,7 @@ def test_a_damaged_state_is_refused_not_misread() -> None:
     with pytest.raises(StateError):
         loads('{"version": 99, "history": {}}')
     with pytest.raises(StateError):
-        loads('{"version": 1, "history": {"__dc__": "Popen"}}')
+        loads('{"version": 2, "history": {"__dc__": "Popen"}}')
     with pytest.raises(StateError):
         loads("not json")
 
