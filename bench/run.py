@@ -96,7 +96,8 @@ def duckdb_baseline(folder: Path) -> dict[str, float]:
           where instr(line, '"requestApiKey":1,') > 0
         ), fetches as (
           select cast(regexp_extract(line, '"replicaId":(-?[0-9]+)', 1) as int) as replica,
-                 substr(line, instr(line, 'Completed request:') + 18) as body
+                 regexp_extract(line, 'Completed request:(\{.*\}) \(kafka\.request\.logger\)$',
+                                1) as body
           from lines
         )
         select count(*) from (
