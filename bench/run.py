@@ -96,7 +96,7 @@ def duckdb_baseline(folder: Path) -> dict[str, float]:
           where instr(line, '"requestApiKey":1,') > 0
         ), fetches as (
           select cast(regexp_extract(line, '"replicaId":(-?[0-9]+)', 1) as int) as replica,
-                 regexp_extract(line, 'Completed request:(\{.*\}) \(kafka\.request\.logger\)$',
+                 regexp_extract(line, 'Completed request:(\\{.*\\}) \\(kafka\\.request\\.logger\\)$',
                                 1) as body
           from lines
         )
@@ -110,8 +110,12 @@ def duckdb_baseline(folder: Path) -> dict[str, float]:
     ).fetchone()
     seconds = time.perf_counter() - start
     mb = sum(Path(p).stat().st_size for p in logs) / 1e6
-    return {"seconds": round(seconds, 2), "mb": round(mb, 1), "mb_per_s": round(mb / seconds, 1),
-            "topic_entries": rows[0] if rows else 0}
+    return {
+        "seconds": round(seconds, 2),
+        "mb": round(mb, 1),
+        "mb_per_s": round(mb / seconds, 1),
+        "topic_entries": rows[0] if rows else 0,
+    }
 
 
 def main() -> None:
@@ -133,9 +137,7 @@ def main() -> None:
     mb = size_mb(incident)
 
     console = Path(sys.executable).with_name("epochtrail")
-    wall, peak_mib, code = run_measured(
-        [str(console), "run", str(incident), "--out", str(out)]
-    )
+    wall, peak_mib, code = run_measured([str(console), "run", str(incident), "--out", str(out)])
     manifest = json.loads((out / "run_manifest.json").read_text())
     result = {
         "when": datetime.now(UTC).isoformat(),
