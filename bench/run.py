@@ -96,7 +96,7 @@ def duckdb_baseline(folder: Path) -> dict[str, float]:
           where instr(line, '"requestApiKey":1,') > 0
         ), fetches as (
           select cast(regexp_extract(line, '"replicaId":(-?[0-9]+)', 1) as int) as replica,
-                 regexp_extract(line, 'Completed request:(\\{.*\\}) \\(kafka\\.request\\.logger\\)$',
+                 regexp_extract(line, 'Completed request:(\\{.*\\}) \\(kafka[.]request',
                                 1) as body
           from lines
         )
