@@ -27,6 +27,7 @@ REQUEST_EVENT_KINDS: tuple[str, ...] = (
     "produce",
     "epoch_query",
     "epoch_answer",
+    "leader_and_isr",
 )
 BROKER_LOG_EVENT_KINDS: tuple[str, ...] = (
     "become_leader",
@@ -39,11 +40,21 @@ BROKER_LOG_EVENT_KINDS: tuple[str, ...] = (
     "log_loaded",
     "recovering",
     "unclean_partition_change",
+    "leader_and_isr",
+    "zk_unclean_election",
 )
 #: partition.metadata yields ``topic_record`` (a metadata kind) too.
 CHECKPOINT_EVENT_KINDS: tuple[str, ...] = ("epoch_checkpoint", "hwm_checkpoint")
-EVENT_KINDS: tuple[str, ...] = (
-    METADATA_EVENT_KINDS + REQUEST_EVENT_KINDS + BROKER_LOG_EVENT_KINDS + CHECKPOINT_EVENT_KINDS
+SEGMENT_DUMP_EVENT_KINDS: tuple[str, ...] = ("segment_batch",)
+#: leader_and_isr comes from both request logs and broker logs: listed once.
+EVENT_KINDS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        METADATA_EVENT_KINDS
+        + REQUEST_EVENT_KINDS
+        + BROKER_LOG_EVENT_KINDS
+        + CHECKPOINT_EVENT_KINDS
+        + SEGMENT_DUMP_EVENT_KINDS
+    )
 )
 
 #: run_manifest.json files[].kind
@@ -53,4 +64,6 @@ FILE_KINDS: tuple[str, ...] = (
     "unrecognised",
     "broker_log",
     "checkpoint",
+    "segment_dump",
+    "bundle",
 )

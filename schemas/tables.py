@@ -80,6 +80,14 @@ RAW_LINES = StructType(
 #:                           (an OffsetsForLeaderEpoch request partition)
 #:   epoch_answer            replica, leader_epoch, end_offset, error_code
 #:                           (an OffsetsForLeaderEpoch response partition)
+#:   leader_and_isr          ZK era (2.8-3.9), a LeaderAndIsr request (apiKey 4) the
+#:                           ZK controller sent the observer; one per partition state:
+#:                           topic, topic_id (v5+, else null), partition, leader,
+#:                           leader_epoch, isr, replicas, partition_epoch (= zkVersion
+#:                           <= 3.2 / partitionEpoch 3.3+), leader_recovery_state (v6+:
+#:                           0 RECOVERED, 1 RECOVERING; null before v6), controller_epoch
+#:                           (the request's controllerEpoch), api_version, client_id
+#:                           (the controller id). replica is null.
 #: Broker-log kinds (server.log / state-change.log / controller.log, section 5;
 #: observer = the broker whose file it is; topic and partition from the line's
 #: ``<topic>-<partition>``, the partition after the last '-'; ``replica`` is the
@@ -113,6 +121,27 @@ RAW_LINES = StructType(
 #:                           isr, partition_epoch, leader_recovery_state (0
 #:                           RECOVERED, 1 RECOVERING); "Setting new leader ... using
 #:                           an unclean election" (3.6+): topic_id, partition, leader
+#:   leader_and_isr          ZK controller state-change line (5.6, 1.1-3.9; observer
+#:                           = the file's broker, the controller): ``[Controller id=N
+#:                           epoch=E] Changed partition <tp> from <S> to <S> with state
+#:                           LeaderAndIsr(...)``: topic, partition (``topic-p`` or
+#:                           ``[topic,p]``), leader, leader_epoch, isr, partition_epoch
+#:                           (partitionEpoch 3.2+ / zkVersion 2.8-3.1),
+#:                           leader_recovery_state (3.2+: 0 RECOVERED, 1 RECOVERING;
+#:                           null in the zkVersion form), controller_epoch (E from the
+#:                           prefix; null without it). replica, topic_id, replicas null.
+#:                           Unclean hint (5.6): from OfflinePartition, isr == [leader],
+#:                           leader_recovery_state == 1.
+#:   zk_unclean_election     ZK controller <= 1.0 WARN ``No broker in ISR is alive for
+#:                           <tp>. Elect leader L from live brokers ...``: topic,
+#:                           partition, leader (= L). Nothing else (no epoch).
+#: Segment-dump kinds (``kafka-dump-log --files`` of a data partition, section 3;
+#: observer = the broker whose dump it is):
+#:   segment_batch           one record batch: topic, partition (from the dumped
+#:                           path's ``<topic>-<partition>/`` folder), replica (=
+#:                           observer), base_offset, last_offset, leader_epoch (=
+#:                           partitionLeaderEpoch); event_time = the batch timestamp.
+#:                           ``isvalid: false`` batches are quarantined, not events.
 #: Checkpoint kinds (section 4; observer = the broker whose file it is):
 #:   epoch_checkpoint        one leader-epoch-checkpoint entry: topic, partition
 #:                           (from the ``<topic>-<partition>/`` folder), replica
@@ -166,6 +195,8 @@ PARTITION_EVENTS = StructType(
         _f("leo", LongType()),
         _f("truncate_to", LongType()),
         _f("previous_hwm", LongType()),
+        _f("controller_epoch", IntegerType()),
+        _f("last_offset", LongType()),
     ]
 )
 

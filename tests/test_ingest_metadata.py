@@ -138,7 +138,7 @@ OLD_AND_SKIPPED = [
 ]
 
 # kafka-dump-log --files of a data partition: batch and record lines, no
-# metadata envelope. Not a metadata dump (a kind not read yet): unrecognised.
+# metadata envelope. Not a metadata dump: a segment dump (test_ingest_segment_dump.py).
 DATA_DUMP = [
     "Dumping /var/lib/kafka/orders-0/00000000000000000000.log",
     "Log starting offset: 0",
@@ -200,7 +200,7 @@ def test_accounting_per_file(result: dict[str, Any]) -> None:
         "metadata.txt": ("metadata_dump", None, 28, 12, 11, 5),
         "snapshot.txt": ("metadata_dump", None, 13, 4, 9, 0),
         "dump-2.8.txt": ("metadata_dump", None, 5, 3, 2, 0),
-        "data-dump.txt": ("unrecognised", 1, 4, 0, 4, 0),
+        "data-dump.txt": ("segment_dump", 1, 4, 1, 3, 0),
     }
 
 

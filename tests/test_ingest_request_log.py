@@ -38,7 +38,13 @@ FETCH_V13_EXAMPLE = (
     '"softwareVersion":"unknown"}} (kafka.request.logger)'
 )
 
-_API_NAMES = {0: "PRODUCE", 1: "FETCH", 3: "METADATA", 23: "OFFSET_FOR_LEADER_EPOCH"}
+_API_NAMES = {
+    0: "PRODUCE",
+    1: "FETCH",
+    3: "METADATA",
+    4: "LEADER_AND_ISR",
+    23: "OFFSET_FOR_LEADER_EPOCH",
+}
 
 
 def completed_request(
@@ -449,6 +455,7 @@ def test_fetch_v13_constructed_example(result: dict[str, Any]) -> None:
         "client_id": "broker-2-fetcher-0",
         "api_version": 13,
         **{k: None for k in ("leo", "truncate_to", "previous_hwm")},
+        **{k: None for k in ("controller_epoch", "last_offset")},
     }
     assert request["source_file"].startswith("file:/")
     assert _set(response) == {

@@ -1,12 +1,13 @@
 """Ingest: raw artefacts -> silver ``partition_events`` + quarantine + accounting.
 
-Files are recognised by content (DESIGN.md "Inputs"); today four kinds are
+Files are recognised by content (DESIGN.md "Inputs"); today five kinds are
 read: the broker request log (kafka-formats.md section 1), the metadata log
-dump (section 2), broker log4j logs (server.log / state-change.log /
-controller.log, section 5; ``broker_log.py``) and checkpoint files (section
-4; ``checkpoint.py``, by name and content, read whole from pass 1's small
-result). Every other file is ``unrecognised`` and its lines are ignored by
-rule.
+dump (section 2), data-log segment dumps (section 3; ``segment_dump.py``),
+broker log4j logs (server.log / state-change.log / controller.log, section
+5; ``broker_log.py``) and checkpoint files (section 4; ``checkpoint.py``, by
+name and content, read whole from pass 1's small result). Every other file
+is ``unrecognised`` and its lines are ignored by rule. ``.tar.gz``/``.tgz``/
+``.zip`` bundles are extracted on the driver first (``bundle.py``).
 
 Plan, all built-in Spark functions (no Python UDF, nothing collected):
 
@@ -49,7 +50,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DataType, LongType, StringType, StructType
 
-from pipeline.ingest import broker_log, checkpoint, metadata_dump, request_log
+from pipeline.ingest import broker_log, checkpoint, metadata_dump, request_log, segment_dump
+from pipeline.ingest import bundle as bundle_
 from pipeline.ingest import lines as lines_
 from pipeline.ingest.outcome import EVENT_FIELDS, SEQ_STRIDE, quarantined, too_long
 from schemas.tables import FILE_STATS, PARTITION_EVENTS, QUARANTINE, RAW_LINES
@@ -64,10 +66,14 @@ class IngestResult:
     file_stats: DataFrame  # schema == schemas.tables.FILE_STATS, one row per input file
     lines: DataFrame  # schema == schemas.tables.RAW_LINES
     cached: tuple[DataFrame, ...] = ()
+    #: extracted incident bundles: their files must outlive every action
+    bundles: tuple[bundle_.Bundle, ...] = ()
 
     def unpersist(self) -> None:
+        """Release cached frames and delete extracted bundle files."""
         for df in self.cached:
             df.unpersist()
+        bundle_.cleanup(list(self.bundles))
 
 
 def ingest(
@@ -76,6 +82,9 @@ def ingest(
     cluster: str = "default",
     broker_id: int | None = None,
     persist: bool = False,
+    work_dir: str | None = None,
+    bundle_limit: int = bundle_.DEFAULT_TOTAL_LIMIT,
+    bundle_member_limit: int = bundle_.DEFAULT_MEMBER_LIMIT,
 ) -> IngestResult:
     """Read every file under ``paths`` (recursively, plain or compressed).
 
@@ -85,13 +94,19 @@ def ingest(
     ``persist`` keeps pass 2's outcome rows (memory, spilling to disk) so that
     a caller's several actions (events, quarantine, accounting) parse each
     line once; call ``IngestResult.unpersist`` when done.
+    ``.tar.gz``/``.tgz``/``.zip`` bundles are extracted first (``bundle.py``)
+    into a folder under ``work_dir`` (default: the system temp folder), with
+    at most ``bundle_limit`` bytes per bundle and ``bundle_member_limit`` per
+    member; the folder must outlive every action on the result.
     """
-    raw, listed = lines_.read_lines(spark, paths)
+    paths, bundles = bundle_.expand(paths, work_dir, bundle_limit, bundle_member_limit)
+    raw, listed = lines_.read_lines(spark, paths, bundles)
     blocks = lines_.index_blocks(
         raw,
         {
             **metadata_dump.block_aggregates(F.col("value"), F.col("row_id")),
             **checkpoint.block_aggregates(F.col("value"), F.col("row_id"), F.col("source_file")),
+            **segment_dump.block_aggregates(F.col("value"), F.col("row_id")),
         },
     )
     # Pass 1 runs here, once: its small result feeds the numbering, the file
@@ -101,10 +116,16 @@ def ingest(
     offsets = lines_.block_offsets(blocks, broker_id).localCheckpoint(eager=True)
     numbered = lines_.number_lines(raw, offsets)
     files = lines_.file_index(spark, offsets, listed, broker_id)
+    if bundles:
+        files = files.unionByName(_bundle_files(spark, bundles, broker_id))
 
     # Checkpoint files come whole from pass 1's small result (no rescan).
     checkpoints = checkpoint.outcomes(offsets)
-    outcomes = _outcomes(numbered, _section_table(offsets)).unionByName(checkpoints)
+    if any(b.refused for b in bundles):
+        checkpoints = checkpoints.unionByName(_bundle_outcomes(spark, bundles, broker_id))
+    outcomes = _outcomes(numbered, _section_table(offsets), _segment_sections(offsets)).unionByName(
+        checkpoints
+    )
     if persist:
         outcomes = outcomes.persist(StorageLevel.MEMORY_AND_DISK)
     names = _topic_names(offsets, cluster).unionByName(checkpoint.topic_names(checkpoints, cluster))
@@ -115,49 +136,55 @@ def ingest(
         file_stats=_conform(_file_stats(files, outcomes), FILE_STATS),
         lines=_conform(numbered.select("source_file", "line_no", "observer", "value"), RAW_LINES),
         cached=(outcomes,) if persist else (),
+        bundles=tuple(bundles),
     )
 
 
 # --- pass 2 ---------------------------------------------------------------------
 
 
-def _outcomes(numbered: DataFrame, sections: DataFrame) -> DataFrame:
+def _outcomes(numbered: DataFrame, sections: DataFrame, segments: DataFrame) -> DataFrame:
     """One row per outcome row of every line that needed a look:
     (source_file, line_no, observer, line_time, metadata_offset, pos, <OUTCOME_ROW fields>)."""
     kind, value = F.col("kind"), F.col("value")
     is_request_log = kind == request_log.KIND
     is_dump = kind == metadata_dump.KIND
     is_broker_log = kind == broker_log.KIND
+    is_segment_dump = kind == segment_dump.KIND
     # Cheapest tests first; is_valid_utf8 walks the line, so it goes last.
-    needs_a_look = (is_request_log | is_dump | is_broker_log) & (
+    needs_a_look = (is_request_log | is_dump | is_broker_log | is_segment_dump) & (
         too_long(value)
         | F.when(is_request_log, request_log.needs_a_look(value))
         .when(is_dump, metadata_dump.needs_a_look(value))
+        .when(is_segment_dump, segment_dump.needs_a_look(value))
         .otherwise(broker_log.needs_a_look(value))
         | ~F.is_valid_utf8(value)
     )
     staged = (
         numbered.filter(needs_a_look)
         .transform(lambda df: metadata_dump.with_sections(df, sections, is_dump))
+        .transform(lambda df: segment_dump.with_sections(df, segments, is_segment_dump))
         .transform(lambda df: request_log.with_cheap_columns(df, is_request_log))
         .transform(lambda df: metadata_dump.with_cheap_columns(df, is_dump))
         .transform(lambda df: broker_log.with_cheap_columns(df, is_broker_log))
+        .transform(lambda df: segment_dump.with_cheap_columns(df, is_segment_dump))
         .transform(request_log.with_parsed)
         .transform(metadata_dump.with_parsed)
         .transform(broker_log.with_parsed)
         .transform(request_log.with_verdict)
         .transform(metadata_dump.with_verdict)
         .transform(broker_log.with_verdict)
+        .transform(segment_dump.with_verdict)
     )
-    reason = F.coalesce("rl_quarantine", "md_quarantine", "bl_quarantine")
+    reason = F.coalesce("rl_quarantine", "md_quarantine", "bl_quarantine", "sd_quarantine")
     rows = F.when(reason.isNotNull(), quarantined(reason, value)).otherwise(
-        F.coalesce("rl_events", "md_events", "bl_events")
+        F.coalesce("rl_events", "md_events", "bl_events", "sd_events")
     )
     exploded = staged.select(
         "source_file",
         "line_no",
         "observer",
-        F.coalesce("rl_time", "md_time", "bl_time").alias("line_time"),
+        F.coalesce("rl_time", "md_time", "bl_time", "sd_time").alias("line_time"),
         F.col("md_metadata_offset").alias("metadata_offset"),
         F.posexplode_outer(rows).alias("pos", "row"),
     )
@@ -177,6 +204,20 @@ def _section_table(offsets: DataFrame) -> DataFrame:
         F.col("s.snapshot_end_offset").alias("snapshot_end_offset"),
     )
     return metadata_dump.sections(numbered)
+
+
+def _segment_sections(offsets: DataFrame) -> DataFrame:
+    headers = offsets.filter(F.col("kind") == segment_dump.KIND).select(
+        "source_file", "first_row_id", "lines_before", F.explode("sd_headers").alias("h")
+    )
+    numbered = headers.select(
+        "source_file",
+        lines_.line_no(F.col("h.row_id"), F.col("first_row_id"), F.col("lines_before")).alias(
+            "line_no"
+        ),
+        F.col("h.path").alias("path"),
+    )
+    return segment_dump.sections(numbered)
 
 
 def _events(outcomes: DataFrame, cluster: str) -> DataFrame:
@@ -232,6 +273,44 @@ def _file_stats(files: DataFrame, outcomes: DataFrame) -> DataFrame:
         (F.col("lines_read") - parsed - quarantined).alias("lines_ignored"),
         quarantined.alias("lines_quarantined"),
     )
+
+
+# --- bundles (bundle.py) -------------------------------------------------------------
+
+
+def _bundle_files(
+    spark: SparkSession, bundles: list[bundle_.Bundle], broker_id: int | None
+) -> DataFrame:
+    """file_stats rows of the archives: their members are their "lines"."""
+    rows = spark.createDataFrame(
+        [(b.archive, b.members) for b in bundles], "source_file string, lines_read long"
+    )
+    return rows.select(
+        "source_file",
+        F.lit(bundle_.KIND).alias("kind"),
+        lines_.observer(F.col("source_file"), broker_id).alias("observer"),
+        "lines_read",
+    )
+
+
+def _bundle_outcomes(
+    spark: SparkSession, bundles: list[bundle_.Bundle], broker_id: int | None
+) -> DataFrame:
+    """One quarantined outcome (line 0) per refused member."""
+    rows = spark.createDataFrame(
+        [(b.archive, f"refused bundle member: {reason}", member)
+         for b in bundles for member, reason in b.refused],
+        "source_file string, reason string, member string",
+    )  # fmt: skip
+    exploded = rows.select(
+        "source_file",
+        F.lit(0).cast("long").alias("line_no"),
+        lines_.observer(F.col("source_file"), broker_id).alias("observer"),
+        F.lit(None).cast("timestamp").alias("line_time"),
+        F.lit(None).cast("long").alias("metadata_offset"),
+        F.posexplode(quarantined(F.col("reason"), F.col("member"))).alias("pos", "row"),
+    )
+    return exploded.select("*", "row.*").drop("row")
 
 
 # --- topic names (task rule 7) ------------------------------------------------------

@@ -133,6 +133,27 @@ UNCLEAN_ELECTION = (
 )
 
 #: Sub-templates: (name, event kind, message start, extra test, regex).
+#: 5.6 ZK controller (1.1-3.9, state.change.logger, prefix ``[Controller id=N
+#: epoch=E] ``): ``Changed partition <tp> from <State> to <State> with state
+#: LeaderAndIsr(...)``; ``LeaderAndIsr.toString`` 3.2+ ``(leader=L,
+#: leaderEpoch=E, isr=List(..), leaderRecoveryState=S, partitionEpoch=P)``,
+#: 2.8-3.1 ``(leader=L, leaderEpoch=E, isr=List(..), zkVersion=Z)``. The
+#: partition is ``topic-p`` (TopicPartition) or ``[topic,p]`` (older
+#: TopicAndPartition).
+_ZK_TP = r"(?:\[([^,\]\s]+),(\d+)\]|(\S+)-(\d+))"
+LEADER_AND_ISR = (
+    rf"^Changed partition {_ZK_TP} from (\w+) to (\w+) with state LeaderAndIsr\("
+    rf"leader={_INT}, leaderEpoch={_INT}, isr=List\({_LIST}\), "
+    rf"(?:leaderRecoveryState=(RECOVERING|RECOVERED), partitionEpoch={_INT}|zkVersion={_INT})\)"
+)
+#: 5.6 <= 1.0 OfflinePartitionLeaderSelector WARN (logIdent
+#: ``[OfflinePartitionLeaderSelector]: ``).
+ZK_UNCLEAN = (
+    rf"^No broker in ISR is alive for {_ZK_TP}\. Elect leader {_INT} from live brokers "
+    rf"{_LIST}\. There's potential data loss\."
+)
+
+#: Sub-templates: (name, event kind, message start, extra test, regex).
 #: The first whose start (and extra test) holds decides the line's template.
 _TEMPLATES: tuple[tuple[str, str, str, str | None, str], ...] = (
     ("leader", "become_leader", "Leader ", " starts at leader epoch ", LEADER),
@@ -156,6 +177,9 @@ _TEMPLATES: tuple[tuple[str, str, str, str | None, str], ...] = (
      UNCLEAN_CHANGE),
     ("unclean_election", "unclean_partition_change", "Setting new leader for topicId ",
      " using an unclean election", UNCLEAN_ELECTION),
+    ("leader_and_isr", "leader_and_isr", "Changed partition ", " with state LeaderAndIsr(",
+     LEADER_AND_ISR),
+    ("zk_unclean", "zk_unclean_election", "No broker in ISR is alive for ", None, ZK_UNCLEAN),
 )  # fmt: skip
 
 #: What marks a line worth a look: each template's fixed words. Messages we
@@ -173,6 +197,8 @@ _MARKERS: tuple[str, ...] = (
     " was marked as RECOVERING",
     "UNCLEAN partition change for ",
     " using an unclean election",
+    " with state LeaderAndIsr(",
+    "No broker in ISR is alive for ",
 )
 
 # --- the layout (5.1) --------------------------------------------------------------
@@ -185,11 +211,14 @@ _HEAD = (
     r"\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3})\]? +(?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL) +"
 )
 _HEAD_WINDOW = 128
-#: logIdent: ``[...] `` at the head of the message (a log dir path may be long).
-_PREFIX = r"^\[([^\]\r\n]{1,4096})\] "
+#: logIdent: ``[...] `` at the head of the message (a log dir path may be long);
+#: <= 1.0 idents end ``]: `` (``[OfflinePartitionLeaderSelector]: ``).
+_PREFIX = r"^\[([^\]\r\n]{1,4096})\]:? "
 #: The broker a prefix names (5.1 table): Partition/ReplicaManager
 #: ``broker=N``, state-change ``Broker id=N``, fetcher ``replicaId=N``.
 _PREFIX_BROKER = r"(?:\bbroker=|^Broker id=|\breplicaId=)(\d{1,10})\b"
+#: 5.6 ZK controller prefix: ``Controller id=N epoch=E``.
+_PREFIX_CONTROLLER_EPOCH = r"^Controller id=\d{1,10} epoch=(\d{1,10})$"
 #: The partition a prefix names: ``Partition tp broker=N``, ``UnifiedLog
 #: partition=tp, dir=D`` (``Log partition=`` <= 3.0).
 _PREFIX_TP = r"^(?:Partition |(?:Unified)?Log partition=)(\S+?)-(\d+)(?: broker=|, dir=)"
@@ -256,10 +285,11 @@ def with_cheap_columns(df: DataFrame, is_broker_log: Column) -> DataFrame:
     staged = staged.select("*", message.alias("bl_message"))
     m = F.col("bl_message")
     staged = staged.select(
-        "*", F.regexp_extract(F.substring(m, 1, 4200), _PREFIX, 1).alias("bl_prefix")
+        "*", F.regexp_extract(F.substring(m, 1, 4200), _PREFIX, 0).alias("bl_prefix_text")
     )
-    prefix = F.col("bl_prefix")
-    body = F.when(prefix != "", long_substr(m, F.length(prefix) + 4)).otherwise(m)
+    prefix_text = F.col("bl_prefix_text")
+    staged = staged.select("*", F.regexp_extract(prefix_text, _PREFIX, 1).alias("bl_prefix"))
+    body = F.when(prefix_text != "", long_substr(m, F.length(prefix_text) + 1)).otherwise(m)
     staged = staged.select("*", body.alias("bl_body"))
     b = F.col("bl_body")
     template = F.lit(None).cast("string")
@@ -306,6 +336,9 @@ def with_parsed(df: DataFrame) -> DataFrame:
         F.when(F.col("bl_candidate") & (p != ""), F.regexp_extract(p, _PREFIX_TP, 2)).alias(
             "bl_prefix_partition"
         ),
+        F.when(
+            F.col("bl_candidate") & (p != ""), F.regexp_extract(p, _PREFIX_CONTROLLER_EPOCH, 1)
+        ).alias("bl_prefix_controller_epoch"),
     )
 
 
@@ -358,6 +391,7 @@ def _events() -> tuple[Column, Column]:
     p_topic = F.nullif(F.col("bl_prefix_topic"), F.lit(""))
     p_partition = F.nullif(F.col("bl_prefix_partition"), F.lit("")).try_cast("int")
     t = F.col("bl_template")
+    controller_epoch = F.nullif(F.col("bl_prefix_controller_epoch"), F.lit("")).try_cast("int")
 
     diff = _g(4)
     recovery = _diff_new(diff, "leaderRecoveryState", r"([A-Z]+)")
@@ -463,6 +497,28 @@ def _events() -> tuple[Column, Column]:
                 "unclean_partition_change", topic_id=_g(1), partition=_int(2), leader=_int(3)
             ),
             _int(2).isNotNull() & _int(3).isNotNull(),
+        ),
+        "leader_and_isr": (
+            event(
+                "leader_and_isr", topic=F.coalesce(_g(1), _g(3)),
+                partition=F.coalesce(_int(2), _int(4)), leader=_int(7), leader_epoch=_int(8),
+                isr=int_list(F.get(F.col("bl_groups"), F.lit(9))),
+                partition_epoch=F.coalesce(_int(11), _int(12)),
+                leader_recovery_state=F.when(_g(10) == "RECOVERED", F.lit(0)).when(
+                    _g(10) == "RECOVERING", F.lit(1)
+                ),
+                controller_epoch=controller_epoch,
+            ),
+            F.coalesce(_int(2), _int(4)).isNotNull() & _int(7).isNotNull()
+            & _int(8).isNotNull() & F.coalesce(_int(11), _int(12)).isNotNull()
+            & _list_ok(int_list(F.get(F.col("bl_groups"), F.lit(9)))),
+        ),
+        "zk_unclean": (
+            event(
+                "zk_unclean_election", topic=F.coalesce(_g(1), _g(3)),
+                partition=F.coalesce(_int(2), _int(4)), leader=_int(5),
+            ),
+            F.coalesce(_int(2), _int(4)).isNotNull() & _int(5).isNotNull(),
         ),
     }  # fmt: skip
     events: Column | None = None

@@ -10,12 +10,14 @@ small result back with a broadcast; no data goes to the driver.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from pipeline.ingest import broker_log, checkpoint, metadata_dump, request_log
+from pipeline.ingest import broker_log, checkpoint, metadata_dump, request_log, segment_dump
+from pipeline.ingest import bundle as bundle_
+from pipeline.ingest.outcome import long_substr
 
 UNRECOGNISED = "unrecognised"
 
@@ -42,7 +44,9 @@ def cluster_of(path: str, default: str) -> str:
     return match.group(1) if match else default
 
 
-def read_lines(spark: SparkSession, paths: list[str]) -> tuple[DataFrame, list[str]]:
+def read_lines(
+    spark: SparkSession, paths: list[str], bundles: Sequence[bundle_.Bundle] = ()
+) -> tuple[DataFrame, list[str]]:
     """Every line of every file under ``paths``, and the files themselves.
 
     Returns (source_file, block_start, row_id, value) and the listed files.
@@ -71,14 +75,33 @@ def read_lines(spark: SparkSession, paths: list[str]) -> tuple[DataFrame, list[s
         .text(paths)
     )
     raw = text.select(
-        F.col("_metadata.file_path").alias("source_file"),
+        member_path(F.col("_metadata.file_path"), bundles).alias("source_file"),
         F.col("_metadata.file_block_start").alias("block_start"),
         F.monotonically_increasing_id().alias("row_id"),
         F.col("value"),
     )
     # inputFiles() is the driver's file listing (already done by read): it
     # is how a file with no line at all still gets its file_stats row.
-    return raw, [spark_file_path(p) for p in text.inputFiles()]
+    return raw, [member_path_of(spark_file_path(p), bundles) for p in text.inputFiles()]
+
+
+def member_path(source_file: Column, bundles: Sequence[bundle_.Bundle]) -> Column:
+    """A file extracted from a bundle is named ``<archive>!/<member>``."""
+    out = source_file
+    for b in bundles:
+        out = F.when(
+            source_file.startswith(b.prefix),
+            F.concat(F.lit(b.archive + "!/"), long_substr(source_file, F.lit(len(b.prefix) + 1))),
+        ).otherwise(out)
+    return out
+
+
+def member_path_of(path: str, bundles: Sequence[bundle_.Bundle]) -> str:
+    """:func:`member_path` for one path, on the driver."""
+    for b in bundles:
+        if path.startswith(b.prefix):
+            return b.archive + "!/" + path[len(b.prefix) :]
+    return path
 
 
 def spark_file_path(listed: str) -> str:
@@ -103,6 +126,8 @@ def index_blocks(raw: DataFrame, collect: Mapping[str, Column]) -> DataFrame:
         F.count_if(request_log.marks_file(value)).alias("request_log_marks"),
         F.count_if(metadata_dump.marks_file(value)).alias("metadata_dump_marks"),
         F.count_if(broker_log.marks_file(value)).alias("broker_log_marks"),
+        F.count_if(segment_dump.marks_file(value)).alias("segment_dump_marks"),
+        F.count_if(segment_dump.metadata_header(value)).alias("metadata_headers"),
         *[agg.alias(name) for name, agg in collect.items()],
     )
 
@@ -112,15 +137,26 @@ def file_kind(
     metadata_dump_marks: Column,
     broker_log_marks: Column,
     is_checkpoint: Column,
+    segment_dump_marks: Column | None = None,
+    metadata_headers: Column | None = None,
 ) -> Column:
     """Kind by content: a checkpoint by name and first line (it is tiny and
     has no other mark), else the file's lines vote (a request log may quote
     anything in a client id, a dump may hold anything in a payload, a broker
-    log may carry a stray request-log line); ties keep the older kinds."""
+    log may carry a stray request-log line); ties keep the older kinds.
+
+    A data-log dump is decided by its ``Dumping`` headers alone (no other
+    file kind has a line starting ``Dumping ``): some header names a file
+    that is not the metadata log and none names the metadata log. Its
+    record payloads may look like anything (even a metadata envelope), so
+    they never vote."""
     rl, md, bl = request_log_marks, metadata_dump_marks, broker_log_marks
+    sd = F.lit(0) if segment_dump_marks is None else segment_dump_marks
+    mh = F.lit(0) if metadata_headers is None else metadata_headers
     return (
         F.when(is_checkpoint, F.lit(checkpoint.KIND))
         .when((rl > md) & (rl >= bl), F.lit(request_log.KIND))
+        .when((sd > 0) & (mh == 0), F.lit(segment_dump.KIND))
         .when((md > 0) & (md >= bl), F.lit(metadata_dump.KIND))
         .when(bl > 0, F.lit(broker_log.KIND))
         .otherwise(F.lit(UNRECOGNISED))
@@ -145,6 +181,8 @@ def block_offsets(blocks: DataFrame, broker_id: int | None) -> DataFrame:
                 # the file's first line: that of its first block
                 F.max(F.when(F.col("block_start") == 0, F.col("cp_first_line"))).over(by_file),
             ),
+            F.sum("segment_dump_marks").over(by_file),
+            F.sum("metadata_headers").over(by_file),
         ).alias("kind"),
         observer(F.col("source_file"), broker_id).alias("observer"),
     )

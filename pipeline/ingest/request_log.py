@@ -49,10 +49,12 @@ _LOGGER_SUFFIX = " (kafka.request.logger)"
 #: Section 1.4.
 PRODUCE = 0
 FETCH = 1
+LEADER_AND_ISR = 4
 OFFSET_FOR_LEADER_EPOCH = 23
 API_KEY_NAMES: dict[int, str] = {
     PRODUCE: "PRODUCE",
     FETCH: "FETCH",
+    LEADER_AND_ISR: "LEADER_AND_ISR",
     OFFSET_FOR_LEADER_EPOCH: "OFFSET_FOR_LEADER_EPOCH",
 }
 
@@ -109,6 +111,21 @@ OFFSET_FOR_LEADER_EPOCH_REQUEST = (
 OFFSET_FOR_LEADER_EPOCH_RESPONSE = (
     "topics ARRAY<STRUCT<topic: STRING, partitions: ARRAY<STRUCT<"
     f"errorCode: INT, partition: INT, leaderEpoch: INT, endOffset: BIGINT>>>>, {_CORRUPT} STRING"
+)
+
+#: LeaderAndIsrRequest (section 1.9; ZK controller -> broker, 2.8-3.9): the
+#: partition states, v0-1 ``ungroupedPartitionStates`` (topicName in each
+#: state), v2+ ``topicStates[].partitionStates``; ``zkVersion`` (<= 3.2)
+#: renamed ``partitionEpoch`` (3.3+); ``leaderRecoveryState`` v6+ only.
+_LEADER_AND_ISR_STATE = (
+    "STRUCT<topicName: STRING, partitionIndex: INT, controllerEpoch: INT, leader: INT, "
+    "leaderEpoch: INT, isr: ARRAY<INT>, zkVersion: INT, partitionEpoch: INT, "
+    "replicas: ARRAY<INT>, leaderRecoveryState: INT>"
+)
+LEADER_AND_ISR_REQUEST = (
+    f"controllerEpoch INT, ungroupedPartitionStates ARRAY<{_LEADER_AND_ISR_STATE}>, "
+    f"topicStates ARRAY<STRUCT<topicName: STRING, topicId: STRING, "
+    f"partitionStates: ARRAY<{_LEADER_AND_ISR_STATE}>>>, {_CORRUPT} STRING"
 )
 
 # --- file recognition --------------------------------------------------------
@@ -205,7 +222,10 @@ def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
     reason = (
         F.when(F.col("rl_unreadable").isNotNull(), F.col("rl_unreadable"))
         .when(r.isNull(), F.lit(None))  # another logger, a blank, a stack trace
-        # <= 2.7 text format (section 1.2): a later issue reads it; ignored by rule.
+        # <= 2.7 text format (section 1.2), ``RequestHeader(apiKey=..) -- {..}``:
+        # at DEBUG the body is a summary without per-partition offsets (a
+        # follower FETCH says nothing we read); the TRACE form is not read
+        # yet. Ignored by rule, every api key.
         .when(head.startswith("RequestHeader("), F.lit(None))
         .when(~head.startswith("{"), F.lit(BAD_JSON_REASON))
         .when(F.col("rl_time").isNull(), F.lit(NO_TIMESTAMP_REASON))
@@ -272,6 +292,7 @@ def with_parsed(df: DataFrame) -> DataFrame:
         _parse(OFFSET_FOR_LEADER_EPOCH, req, OFFSET_FOR_LEADER_EPOCH_REQUEST).alias(
             "rl_epoch_request"
         ),
+        _parse(LEADER_AND_ISR, req, LEADER_AND_ISR_REQUEST).alias("rl_leader_and_isr_request"),
         _parse(OFFSET_FOR_LEADER_EPOCH, resp, OFFSET_FOR_LEADER_EPOCH_RESPONSE).alias(
             "rl_epoch_response"
         ),
@@ -391,6 +412,58 @@ def _epoch_events() -> tuple[Column, Column]:
     return queries, answers
 
 
+def _leader_and_isr_events() -> Column:
+    """Section 1.9: one leader_and_isr per partition state the controller sent
+    (the broker whose request log it is received it: the observer)."""
+    request = F.col("rl_leader_and_isr_request")
+    header = F.col("rl_header")
+
+    def state(topic: Column, topic_id: Column | None, p: Column) -> Column:
+        lrs = p["leaderRecoveryState"]
+        return event(
+            "leader_and_isr",
+            topic=topic,
+            topic_id=topic_id if topic_id is not None else F.lit(None),
+            partition=p["partitionIndex"],
+            leader=p["leader"],
+            leader_epoch=p["leaderEpoch"],
+            isr=p["isr"],
+            replicas=p["replicas"],
+            partition_epoch=F.coalesce(p["partitionEpoch"], p["zkVersion"]),
+            leader_recovery_state=F.when(lrs.isin(0, 1), lrs),
+            controller_epoch=F.coalesce(request["controllerEpoch"], p["controllerEpoch"]),
+            api_version=header["requestApiVersion"],
+            client_id=header["clientId"],
+        )
+
+    ungrouped = or_empty(
+        F.transform(request["ungroupedPartitionStates"], lambda p: state(p["topicName"], None, p))
+    )
+    grouped = _per_partition(
+        request["topicStates"],
+        "partitionStates",
+        lambda t, p: state(t["topicName"], t["topicId"], p),
+    )
+    return F.concat(ungrouped, grouped)
+
+
+def _leader_and_isr_bad_lists() -> Column:
+    """A partition state whose isr/replicas hold a value we could not read."""
+    request = F.col("rl_leader_and_isr_request")
+
+    def bad(p: Column) -> Column:
+        return F.coalesce(
+            F.exists(p["isr"], lambda x: x.isNull())
+            | F.exists(p["replicas"], lambda x: x.isNull()),
+            F.lit(False),
+        )
+
+    in_topics = F.exists(request["topicStates"], lambda t: F.exists(t["partitionStates"], bad))
+    return F.coalesce(in_topics, F.lit(False)) | F.coalesce(
+        F.exists(request["ungroupedPartitionStates"], bad), F.lit(False)
+    )
+
+
 def _unreadable(text_col: str, parsed_col: str) -> Column:
     """The object is present (not ``""``/``null``) but not a JSON object we could read."""
     text = F.col(text_col)
@@ -409,6 +482,7 @@ def with_verdict(df: DataFrame) -> DataFrame:
         F.when(api_key == FETCH, F.concat(fetch_requests, fetch_responses))
         .when(api_key == PRODUCE, _produce_events())
         .when(api_key == OFFSET_FOR_LEADER_EPOCH, F.concat(queries, answers))
+        .when(api_key == LEADER_AND_ISR, _leader_and_isr_events())
     )
     staged = df.select("*", F.when(F.col("rl_candidate"), events).alias("rl_events"))
 
@@ -416,10 +490,17 @@ def with_verdict(df: DataFrame) -> DataFrame:
         F.col(f"rl_header.{_CORRUPT}").isNotNull()
         | F.when(api_key == FETCH, _unreadable("rl_request_text", "rl_fetch_request"))
         .when(api_key == PRODUCE, _unreadable("rl_request_text", "rl_produce_request"))
+        .when(
+            api_key == LEADER_AND_ISR,
+            _unreadable("rl_request_text", "rl_leader_and_isr_request"),
+        )
         .otherwise(_unreadable("rl_request_text", "rl_epoch_request"))
         | F.when(api_key == FETCH, _unreadable("rl_response_text", "rl_fetch_response"))
         .when(api_key == PRODUCE, _unreadable("rl_response_text", "rl_produce_response"))
+        # LeaderAndIsr: the response (per-partition error codes) is not read.
+        .when(api_key == LEADER_AND_ISR, F.lit(False))
         .otherwise(_unreadable("rl_response_text", "rl_epoch_response"))
+        | F.when(api_key == LEADER_AND_ISR, _leader_and_isr_bad_lists()).otherwise(F.lit(False))
     )
     # A partition entry without its id or topic is a shape we do not know
     # (a renamed key in a version we have not seen): never guess.
@@ -430,6 +511,7 @@ def with_verdict(df: DataFrame) -> DataFrame:
     api_name = (
         F.when(api_key == FETCH, F.lit("FETCH"))
         .when(api_key == PRODUCE, F.lit("PRODUCE"))
+        .when(api_key == LEADER_AND_ISR, F.lit("LEADER_AND_ISR"))
         .otherwise(F.lit("OFFSET_FOR_LEADER_EPOCH"))
     )
     quarantine = (

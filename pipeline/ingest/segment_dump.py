@@ -1,0 +1,170 @@
+"""``kafka-dump-log.sh --files <segment>.log`` of a data partition, kafka-formats.md section 3.
+
+Same tool and line grammar as the metadata dump (section 2.1): per dumped
+file a ``Dumping <path>`` header, ``Starting offset:`` / ``Log starting
+offset:``, one batch line per batch::
+
+    baseOffset: 0 lastOffset: 0 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1
+    producerEpoch: -1 partitionLeaderEpoch: 0 isTransactional: false isControl: false
+    [deleteHorizonMs: OptionalLong.empty ]position: 0 CreateTime: 1739569505569 size: 131
+    magic: 2 compresscodec: none crc: 90285099 isvalid: true
+
+(one line) and, with ``--deep-iteration`` / ``--print-data-log``, one
+``| offset: ...`` line per record. A dump whose ``Dumping`` path does not
+name ``__cluster_metadata`` is a data-log dump (the metadata dump is
+``metadata_dump.py``).
+
+Each batch line is one ``segment_batch`` event: replica = observer, topic and
+partition from the dumped path's ``<topic>-<partition>/`` folder, base and
+last offset, leader_epoch = partitionLeaderEpoch, event_time = the batch's
+(max) timestamp. Record lines, headers, trailers and magic v0/v1 entries
+(``offset: N position: ...``) are ignored by rule. A batch the tool marks
+``isvalid: false`` (CRC mismatch) is quarantined, as is a batch line we
+cannot read or one whose dumped path names no partition folder.
+
+Columns are prefixed ``sd_`` and are null for lines of other file kinds.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from pipeline.ingest.outcome import event, unreadable_reason
+
+KIND = "segment_dump"
+
+_DUMPING = "Dumping "
+_METADATA_LOG = "__cluster_metadata"
+_BATCH = "baseOffset: "
+#: ``<topic>-<partition>/<segment file>``: the partition after the last '-'.
+_PARTITION_DIR = r"(?:^|/)([^/]+)-(\d+)/[^/]+$"
+#: The batch line's fields we read (section 3), each by its key.
+_FIELDS: dict[str, str] = {
+    "base_offset": r"^baseOffset: (-?\d{1,19}) ",
+    "last_offset": r" lastOffset: (-?\d{1,19}) ",
+    "leader_epoch": r" partitionLeaderEpoch: (-?\d{1,10}) ",
+    "timestamp": r" (?:CreateTime|LogAppendTime|NoTimestampType): (-?\d{1,19}) ",
+    "isvalid": r" isvalid: (true|false)\s*$",
+}
+#: Timestamps beyond year 9999 are not dates (same bound as metadata_dump).
+_MAX_MILLIS = 253402300799999
+
+INVALID_BATCH_REASON = "segment batch with isvalid: false"
+UNRECOGNISED_REASON = "unrecognised segment batch line"
+NO_PARTITION_REASON = "segment dump path names no <topic>-<partition> folder"
+
+
+# --- file recognition and the first pass -------------------------------------------
+
+
+def marks_file(value: Column) -> Column:
+    """A ``Dumping`` header of a file that is not the metadata log."""
+    return value.startswith(_DUMPING) & (F.instr(value, _METADATA_LOG) == 0)
+
+
+def metadata_header(value: Column) -> Column:
+    """A ``Dumping`` header of the metadata log: the file is no data dump."""
+    return value.startswith(_DUMPING) & (F.instr(value, _METADATA_LOG) > 0)
+
+
+def block_aggregates(value: Column, row_id: Column) -> dict[str, Column]:
+    """The ``Dumping`` headers (a few per file) with their row ids."""
+    header = F.struct(
+        row_id.alias("row_id"), F.substring(value, len(_DUMPING) + 1, 4096).alias("path")
+    )
+    return {"sd_headers": F.collect_list(F.when(marks_file(value), header))}
+
+
+def sections(numbered: DataFrame) -> DataFrame:
+    """(source_file, first_line, next_first_line, topic, partition) from the
+    numbered headers (source_file, line_no, path): a tiny frame."""
+    by_file = Window.partitionBy("source_file").orderBy("line_no")
+    path = F.rtrim(F.col("path"))
+    return numbered.select(
+        "source_file",
+        F.col("line_no").alias("first_line"),
+        F.lead("line_no").over(by_file).alias("next_first_line"),
+        F.nullif(F.regexp_extract(path, _PARTITION_DIR, 1), F.lit("")).alias("topic"),
+        F.nullif(F.regexp_extract(path, _PARTITION_DIR, 2), F.lit(""))
+        .try_cast("int")
+        .alias("partition"),
+    )
+
+
+def with_sections(df: DataFrame, section_table: DataFrame, is_segment_dump: Column) -> DataFrame:
+    """The dumped partition of each line (broadcast range join, a handful of
+    sections per file, as metadata_dump.with_sections)."""
+    s = F.broadcast(section_table.alias("sd_s"))
+    cond = (
+        is_segment_dump
+        & (F.col("l.source_file") == F.col("sd_s.source_file"))
+        & (F.col("l.line_no") >= F.col("sd_s.first_line"))
+        & (
+            F.col("sd_s.next_first_line").isNull()
+            | (F.col("l.line_no") < F.col("sd_s.next_first_line"))
+        )
+    )
+    joined = df.alias("l").join(s, cond, "left")
+    return joined.select(
+        "l.*",
+        F.col("sd_s.topic").alias("sd_topic"),
+        F.col("sd_s.partition").alias("sd_partition"),
+    )
+
+
+def needs_a_look(value: Column) -> Column:
+    """Batch lines only; everything else in a data dump is ignored by rule."""
+    return value.startswith(_BATCH)
+
+
+# --- stages ---------------------------------------------------------------------------
+
+
+def with_cheap_columns(df: DataFrame, is_segment_dump: Column) -> DataFrame:
+    v = F.col("value")
+    staged = df.select("*", F.when(is_segment_dump, unreadable_reason(v)).alias("sd_unreadable"))
+    readable = is_segment_dump & F.col("sd_unreadable").isNull() & needs_a_look(v)
+    staged = staged.select("*", F.when(readable, v).alias("sd_value"))
+    r = F.col("sd_value")
+    return staged.select(
+        "*",
+        *[
+            F.nullif(F.regexp_extract(r, regex, 1), F.lit("")).alias(f"sd_{name}")
+            for name, regex in _FIELDS.items()
+        ],
+    )
+
+
+def with_verdict(df: DataFrame) -> DataFrame:
+    """``sd_events`` (the batch's event), ``sd_quarantine`` and ``sd_time``."""
+    r = F.col("sd_value")
+    base = F.col("sd_base_offset").try_cast("long")
+    last = F.col("sd_last_offset").try_cast("long")
+    epoch = F.col("sd_leader_epoch").try_cast("int")
+    ts = F.col("sd_timestamp").try_cast("long")
+    readable = (
+        base.isNotNull() & last.isNotNull() & epoch.isNotNull() & (F.col("sd_isvalid").isNotNull())
+    )
+    quarantine = (
+        F.when(F.col("sd_unreadable").isNotNull(), F.col("sd_unreadable"))
+        .when(r.isNull(), F.lit(None))
+        .when(~readable, F.lit(UNRECOGNISED_REASON))
+        .when(F.col("sd_isvalid") == "false", F.lit(INVALID_BATCH_REASON))
+        .when(F.col("sd_partition").isNull(), F.lit(NO_PARTITION_REASON))
+    )
+    batch = event(
+        "segment_batch",
+        topic=F.col("sd_topic"),
+        partition=F.col("sd_partition"),
+        replica=F.col("observer"),
+        base_offset=base,
+        last_offset=last,
+        leader_epoch=epoch,
+    )
+    return df.select(
+        "*",
+        F.when(r.isNotNull(), F.array(batch)).alias("sd_events"),
+        quarantine.alias("sd_quarantine"),
+        F.when(ts.between(0, _MAX_MILLIS), F.timestamp_millis(ts)).alias("sd_time"),
+    )
