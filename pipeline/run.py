@@ -117,15 +117,34 @@ def run_job(options: RunOptions) -> RunSummary:
 
     with timings.stage("ingest"):
         ingested = ingest(
-            spark, options.paths, cluster=cluster, broker_id=options.broker_id, persist=True
+            spark,
+            options.paths,
+            cluster=cluster,
+            broker_id=options.broker_id,
+            persist=True,
         )
-        files = [r.asDict() for r in ingested.file_stats.orderBy("path").collect()]
+    try:
+        return _judge_and_publish(options, spark, ingested, timings, started, run_date, cluster)
+    finally:
+        ingested.unpersist()
+
+
+def _judge_and_publish(
+    options: RunOptions,
+    spark: Any,
+    ingested: Any,
+    timings: Timings,
+    started: datetime,
+    run_date: str,
+    cluster: str,
+) -> RunSummary:
+    files = [r.asDict() for r in ingested.file_stats.orderBy("path").collect()]
     if not files:
         raise BadInput("no input files found under " + ", ".join(options.paths))
     if all(f["kind"] == "unrecognised" for f in files):
         raise BadInput(
-            "no file of a supported kind (request log, metadata dump) found under "
-            + ", ".join(options.paths)
+            "no file of a supported kind (request log, metadata dump, broker log, checkpoint, "
+            "segment dump, bundle) found under " + ", ".join(options.paths)
         )
 
     has_metadata = any(f["kind"] == "metadata_dump" for f in files)
@@ -207,7 +226,6 @@ def run_job(options: RunOptions) -> RunSummary:
         by_kind[row["kind"]] += 1
     compressed.unpersist()
     bridged.unpersist()
-    ingested.unpersist()
 
     for f in files:
         f["sha256"] = _sha256(f["path"])
