@@ -291,17 +291,6 @@ def _commit(history: History, epoch: int | None, value: int, source: Source) -> 
     return history.with_epoch(replace(view, committed=value, committed_source=source))
 
 
-def _commit_before(history: History, epoch: int | None, value: int, source: Source) -> History:
-    """A HWM a broker already knew when epoch ``epoch`` began was exposed in
-    an earlier epoch: it counts for the newest earlier epoch with a leader."""
-    if epoch is None:
-        return history
-    earlier = [v for v in history.epochs if v.leader_epoch < epoch and v.leader != NO_LEADER]
-    if not earlier:
-        return history
-    return _commit(history, earlier[-1].leader_epoch, value, source)
-
-
 def _committed_in(history: History, epoch: int | None) -> tuple[int | None, Source | None]:
     view = history.epoch(epoch)
     return (None, None) if view is None else (view.committed, view.committed_source)
@@ -675,7 +664,7 @@ def _become_leader(history: History, event: BecomeLeader) -> History:
     source = event.origin.source
     history = _note_unknown_epoch(history, event.leader_epoch, source)
     if event.hwm is not None and event.hwm >= 0:
-        history = _commit_before(history, event.leader_epoch, event.hwm, source)
+        history = _commit(history, event.leader_epoch, event.hwm, source)
     if event.start_offset is None or event.start_offset < 0:
         return history
     view = history.epoch(event.leader_epoch)
@@ -696,14 +685,16 @@ def _become_leader(history: History, event: BecomeLeader) -> History:
 
 def _become_follower(history: History, event: BecomeFollower) -> History:
     """``Follower tp starts at leader epoch E from offset X``: a broker knows
-    epoch E, and its log reached X. A loss it shows (an unclean shutdown) is
+    epoch E, and its log reached X. Its HWM was exposed by a leader of epoch
+    E or earlier; it counts for E, since a follower restarting mid-epoch logs
+    this line too. A loss it shows (an unclean shutdown) is
     not judged here but when the follower next fetches, in the epoch it
     fetches in; a higher log end is kept, so a later truncation line has its
     starting point."""
     source = event.origin.source
     history = _note_unknown_epoch(history, event.leader_epoch, source)
     if event.hwm is not None and event.hwm >= 0:
-        history = _commit_before(history, event.leader_epoch, event.hwm, source)
+        history = _commit(history, event.leader_epoch, event.hwm, source)
     if event.log_end is None or event.log_end < 0:
         return history
     return _hold(history, event.broker, event.log_end, source)
