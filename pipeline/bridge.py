@@ -379,6 +379,49 @@ def replay_group(
 
 KEYS = ("cluster", "topic_key", "partition")
 
+#: The silver columns the converters read: only these cross into Python
+#: (Arrow-to-Python conversion costs per column and row).
+REPLAYED_COLUMNS = (
+    *KEYS,
+    "topic",
+    "topic_id",
+    "observer",
+    "source_file",
+    "line_no",
+    "event_time",
+    "metadata_offset",
+    "seq",
+    "kind",
+    "leader",
+    "leader_epoch",
+    "partition_epoch",
+    "replicas",
+    "isr",
+    "elr",
+    "last_known_elr",
+    "adding_replicas",
+    "removing_replicas",
+    "leader_recovery_state",
+    "replica",
+    "broker_epoch",
+    "fenced",
+    "in_controlled_shutdown",
+    "fetch_offset",
+    "last_fetched_epoch",
+    "current_leader_epoch",
+    "hwm",
+    "diverging_epoch",
+    "diverging_end_offset",
+    "end_offset",
+    "base_offset",
+    "acks",
+    "error_code",
+    "client_id",
+    "leo",
+    "truncate_to",
+    "controller_epoch",
+)
+
 
 def replay_partitions(
     streams: DataFrame, settings: BridgeSettings, states: DataFrame | None = None
@@ -395,6 +438,7 @@ def replay_partitions(
     # The session time zone is UTC (pipeline.session), so are the timestamps.
     arrow_schema = to_arrow_schema(BRIDGE_SCHEMA, timezone="UTC")
 
+    streams = streams.select(*REPLAYED_COLUMNS)
     if states is None:
 
         def run(table: pa.Table) -> pa.Table:

@@ -138,7 +138,8 @@ def _judge_and_publish(
     run_date: str,
     cluster: str,
 ) -> RunSummary:
-    files = [r.asDict() for r in ingested.file_stats.orderBy("path").collect()]
+    with timings.stage("accounting"):
+        files = [r.asDict() for r in ingested.file_stats.orderBy("path").collect()]
     if not files:
         raise BadInput("no input files found under " + ", ".join(options.paths))
     if all(f["kind"] == "unrecognised" for f in files):
