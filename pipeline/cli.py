@@ -20,6 +20,7 @@ from rich.table import Table
 
 from pipeline.run import EXIT_BAD_INPUT, BadInput, RunOptions, read_table
 from replay.types import Profile
+from simulator.cli import simulate_command
 
 EXIT_ENVIRONMENT = 5
 
@@ -275,17 +276,11 @@ def explain(
         c.print(f"    {e['text']}", soft_wrap=True, highlight=False, markup=False)
 
 
-def _register_simulator() -> None:
-    try:
-        from simulator.cli import simulate_command
-    except ImportError:  # the simulator is optional for the pipeline
-        return
-    app.command("simulate", help="Simulate a faulty Kafka cluster: artefacts plus truth.json.")(
-        simulate_command
-    )
-
-
-_register_simulator()
+# The simulator is an independent package (it never imports the pipeline);
+# the CLI only exposes its command.
+app.command("simulate", help="Simulate a faulty Kafka cluster: artefacts plus truth.json.")(
+    simulate_command
+)
 
 
 def main() -> None:  # pragma: no cover - console script entry

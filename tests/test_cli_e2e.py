@@ -156,3 +156,16 @@ def test_gold_tables_read_as_a_bi_tool_would(case) -> None:  # type: ignore[no-u
 def test_missing_input_is_bad_input() -> None:
     result = CliRunner().invoke(app, ["run", "/no/such/incident", "--out", "/tmp/x"])
     assert result.exit_code == 4
+
+
+def test_explain_gives_the_sentence_the_rule_and_the_evidence_in_order(case) -> None:  # type: ignore[no-untyped-def]
+    out, _ = case
+    [loss] = [f for f in anomalies_json(out) if f["kind"] == "committed_data_loss"]
+    result = CliRunner().invoke(app, ["explain", str(out), str(loss["anomaly_id"])])
+    assert result.exit_code == 0, result.output
+    assert "Committed offsets [120, 150) of orders-0 (30 records)" in result.output
+    assert "rule: Leader Completeness" in result.output
+    assert "seed 003 section 2.3" in result.output
+    assert "controller-3000/metadata-00000000000000000000.log.txt:" in result.output
+    missing = CliRunner().invoke(app, ["explain", str(out), "0000000000000000"])
+    assert missing.exit_code == 4
