@@ -33,6 +33,7 @@ class EpochInfo:
     h: int  # true HWM just before (literal, acks counted to their end)
     h_evidence: int  # the same with an ack counted as base + 1 (what the log shows)
     h_lineage: int  # committed prefix of the lineage the leader continues
+    h_lineage_evidence: int = 0  # the same with acks counted as base + 1
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Truth:
         self.hwm: dict[Key, int] = {}
         self.hwm_evidence: dict[Key, int] = {}
         self.hwm_lineage: dict[Key, int] = {}
+        self.hwm_lineage_evidence: dict[Key, int] = {}
         self.epochs: dict[Key, dict[int, EpochInfo]] = {}
         self.watch: dict[Key, tuple[int, int, int, int]] = {}  # epoch, leader, H(E), evidence
         self.drops: dict[tuple[Key, int], Drop] = {}
@@ -68,7 +70,7 @@ class Truth:
 
     def add_partition(self, key: Key) -> None:
         self.keys.append(key)
-        for table in (self.hwm, self.hwm_evidence, self.hwm_lineage):
+        for table in (self.hwm, self.hwm_evidence, self.hwm_lineage, self.hwm_lineage_evidence):
             table[key] = 0
         self.epochs[key] = {}
 
@@ -138,6 +140,8 @@ class Truth:
             self.hwm_evidence[key] = evidence
         if value > self.hwm_lineage[key]:
             self.hwm_lineage[key] = value
+        if evidence > self.hwm_lineage_evidence[key]:
+            self.hwm_lineage_evidence[key] = evidence
 
     # -- hooks -----------------------------------------------------------------
     def exposure(self, key: Key, leader: int, epoch: int, hwm: int) -> None:
@@ -183,15 +187,18 @@ class Truth:
         if leader < 0:
             return
         h, h_ev, h_lin = self.hwm[key], self.hwm_evidence[key], self.hwm_lineage[key]
-        self.epochs[key][epoch] = EpochInfo(leader, x, h, h_ev, h_lin)
-        if h != h_ev and (x < h or x < h_ev):
-            self._note(
-                key,
-                "committed_data_loss",
-                epoch,
-                f"H({epoch})={h} comes from an acks=all ack whose record count is not in the "
-                f"request log; the artefacts show only H={h_ev} (base offset + 1)",
-            )
+        h_lin_ev = self.hwm_lineage_evidence[key]
+        self.epochs[key][epoch] = EpochInfo(leader, x, h, h_ev, h_lin, h_lin_ev)
+        # Every finding resting on H(E) is undecidable when H(E) comes from an
+        # acks=all batch's record count, which no artefact shows.
+        unsure = (
+            f"H({epoch})={h_lin} comes from an acks=all ack whose record count is not in the "
+            f"request log; the artefacts show only H={h_lin_ev} (base offset + 1)"
+            if h_lin != h_lin_ev and (x < h_lin or x < h_lin_ev)
+            else None
+        )
+        if unsure:
+            self._note(key, "committed_data_loss", epoch, unsure)
         if not leader_alive and x < h:
             self._note(
                 key,
@@ -211,10 +218,14 @@ class Truth:
                     f, lost, "the never-falling true HWM would count an earlier loss again"
                 )
         if x < h_lin:
+            if unsure:
+                self._note(key, "committed_data_loss", epoch, unsure)
             f = self._finding("committed_data_loss", key, epoch, None, x, h_lin, h_lin - x)
-            self.watch[key] = (epoch, leader, h_lin, h_ev if h == h_lin else h_lin)
+            self.watch[key] = (epoch, leader, h_lin, h_lin_ev)
+        self._flush_notes(None, key, "committed_data_loss", epoch)
         if x < h_lin:
             self.hwm_lineage[key] = x
+            self.hwm_lineage_evidence[key] = x
 
     def became_leader(self, key: Key, replica: int) -> None:
         """A replica acts as leader: a pending crash loss is the election's concern."""
@@ -294,10 +305,21 @@ class Truth:
         later = [info for e, info in sorted(self.epochs[key].items()) if top < e <= cle]
         if top >= cle:
             h_ref = min(h, self.hwm_lineage[key])
+            h_ref_ev = min(h_ev, self.hwm_lineage_evidence[key])
         elif not later or top < 0:
-            h_ref = h
+            h_ref, h_ref_ev = h, h_ev
         else:
-            h_ref = later[0].h_lineage
+            h_ref, h_ref_ev = later[0].h_lineage, later[0].h_lineage_evidence
+        if h_ref != h_ref_ev and (
+            (to < h_ref) != (to < h_ref_ev) or min(frm, h_ref) != min(frm, h_ref_ev)
+        ):
+            self._note(
+                key,
+                "truncation_below_hwm",
+                cle,
+                f"truncation of replica {replica} [{to}, {frm}): the committed mark {h_ref} rests "
+                f"on an acks=all ack's record count; the artefacts show {h_ref_ev}",
+            )
         if to >= h_ref:
             return
         end = min(frm, h_ref)

@@ -59,8 +59,10 @@ def compare(
 
     A finding the truth calls undecidable may be absent from ours when the
     evidence cannot show it: a local truncation (the replica's data is still
-    on the leader) or anything in a partition whose verdict is ``unknown``
-    (``unknown`` holds the ``topic-partition`` names with that verdict)."""
+    on the leader), anything in a partition whose verdict is ``unknown``
+    (``unknown`` holds the ``topic-partition`` names with that verdict), or in
+    an epoch where the replay reported a ``probable`` finding (it said what it
+    could not fix)."""
     notes = truth.get("undecidable", [])
     loose_idx = {n["finding"] for n in notes if n.get("finding") is not None}
     # A note without a finding: the evidence may show one the truth does not have.
@@ -87,11 +89,21 @@ def compare(
             problems.append(f"extra {_key(f, EXACT)}")
     problems += [f"missing {k}" for k in sorted(want_exact, key=str)]
     # e.g. a leader elected while down, never serving its epoch: its log end
-    # is on its disk only, in no artefact any reader has.
+    # is on its disk only, in no artefact any reader has; or a committed mark
+    # set by an acks=all batch's record count, which the request log omits.
     in_no_artefact = {
         _key(truth["findings"][n["finding"]], LOOSE)
         for n in notes
-        if n.get("finding") is not None and any("in no artefact" in r for r in n.get("reasons", []))
+        if n.get("finding") is not None
+        and any(
+            "in no artefact" in r or "is not in the request log" in r for r in n.get("reasons", [])
+        )
+    }
+    # ... or where the replay itself said it was unsure (a probable finding)
+    unsure_epochs = {
+        (f["topic"], f["partition"], f["leader_epoch"])
+        for f in ours
+        if f.get("confidence") == "probable"
     }
     loose_findings = {_key(f, LOOSE): f for i, f in enumerate(truth["findings"]) if i in loose_idx}
     for k in sorted(unmatched_loose, key=str):
@@ -100,6 +112,7 @@ def compare(
             f.get("qualifier") == "local"
             or f"{f['topic']}-{f['partition']}" in unknown
             or k in in_no_artefact
+            or (f["topic"], f["partition"], f["leader_epoch"]) in unsure_epochs
         )
         if not invisible:
             problems.append(f"missing {k}")
