@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from tests.ingest_helpers import accounting, events_of, non_null
+
 pytestmark = pytest.mark.spark
 
 ORDERS = "5LHkG7R4S0aKxLbBzyP8wA"
@@ -190,17 +192,6 @@ def result(spark: Any, tree: Path) -> dict[str, Any]:
     }
 
 
-def _file(result: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    rows = [e for e in result["events"] if e["source_file"].endswith("/" + name)]
-    return sorted(rows, key=lambda e: e["seq"])
-
-
-def _set(row: dict[str, Any]) -> dict[str, Any]:
-    """The non-null columns of an event, minus those every event has."""
-    common = {"cluster", "source_file", "seq", "observer", "event_time"}
-    return {k: v for k, v in row.items() if v is not None and k not in common}
-
-
 def test_schemas_are_the_contract(result: dict[str, Any]) -> None:
     from schemas.tables import FILE_STATS, PARTITION_EVENTS, QUARANTINE
 
@@ -208,11 +199,7 @@ def test_schemas_are_the_contract(result: dict[str, Any]) -> None:
 
 
 def test_accounting_per_file(result: dict[str, Any]) -> None:
-    got = {
-        name: (s["kind"], s["observer"], s["lines_read"], s["lines_parsed"], s["lines_ignored"],
-               s["lines_quarantined"])
-        for name, s in result["file_stats"].items()
-    }  # fmt: skip
+    got = accounting(result["file_stats"])
     assert got == {
         "state-change.log": ("broker_log", 1, 10, 8, 1, 1),
         "server.log": ("broker_log", 1, 24, 16, 7, 1),
@@ -222,12 +209,12 @@ def test_accounting_per_file(result: dict[str, Any]) -> None:
 
 
 def test_leader_and_follower_lines_every_generation(result: dict[str, Any]) -> None:
-    rows = _file(result, "state-change.log")
+    rows = events_of(result, "state-change.log")
     assert [r["line_no"] for r in rows] == [1, 2, 3, 4, 5, 6, 7, 8]
     assert [r["event_time"] for r in rows] == [t(s) for s in range(1, 9)]
     assert all(r["observer"] == 1 and r["cluster"] == "prod" for r in rows)
     assert [r["seq"] for r in rows] == [n * 100_000 for n in range(1, 9)]
-    assert [_set(r) for r in rows] == [
+    assert [non_null(r) for r in rows] == [
         # 2.8-3.2 leader: no partition epoch, no topic id
         {"line_no": 1, "kind": "become_leader", "topic": "orders", "partition": 0, "replica": 1,
          "leader": 1, "leader_epoch": 5, "leo": 3200, "hwm": 3100, "isr": [1, 2, 3]},
@@ -257,8 +244,8 @@ def test_leader_and_follower_lines_every_generation(result: dict[str, Any]) -> N
 
 
 def test_server_log_lines(result: dict[str, Any]) -> None:
-    rows = _file(result, "server.log")
-    assert [_set(r) for r in rows] == [
+    rows = events_of(result, "server.log")
+    assert [non_null(r) for r in rows] == [
         {"line_no": 1, "kind": "truncation", "topic": "orders", "partition": 0, "replica": 1,
          "truncate_to": 3100},
         {"line_no": 3, "kind": "truncation", "topic": "orders", "partition": 0, "replica": 1,
@@ -297,8 +284,8 @@ def test_server_log_lines(result: dict[str, Any]) -> None:
 
 
 def test_container_runtime_prefix(result: dict[str, Any]) -> None:
-    rows = _file(result, "kafka-0.log.gz")
-    assert [(r["event_time"], _set(r)) for r in rows] == [
+    rows = events_of(result, "kafka-0.log.gz")
+    assert [(r["event_time"], non_null(r)) for r in rows] == [
         (dt.datetime(2024, 5, 1, 10, 0, 30, 120000),  # the log4j time, not the runtime's
          {"line_no": 1, "kind": "isr_shrink", "topic": "topic-with-dashes", "partition": 0,
           "replica": 2, "isr": [2], "hwm": 50, "leo": 60}),
@@ -310,9 +297,9 @@ def test_container_runtime_prefix(result: dict[str, Any]) -> None:
 
 
 def test_kraft_unclean_lines(result: dict[str, Any]) -> None:
-    rows = _file(result, "controller.log")
+    rows = events_of(result, "controller.log")
     assert all(r["observer"] is None for r in rows)  # no broker in the path
-    assert [_set(r) for r in rows] == [
+    assert [non_null(r) for r in rows] == [
         {"line_no": 1, "kind": "unclean_partition_change", "topic": "orders", "partition": 0,
          "topic_id": ORDERS, "leader": 3, "leader_epoch": 8, "partition_epoch": 21,
          "isr": [3], "leader_recovery_state": 1},

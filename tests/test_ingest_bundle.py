@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from tests.ingest_helpers import accounting
+
 STATE_CHANGE = (
     "[2024-05-01 10:00:01,500] INFO [Broker id=1] Follower orders-1 starts at leader epoch 6 "
     "from offset 2987 with high watermark 2900. Previous leader epoch was 5. "
@@ -106,11 +108,7 @@ def test_ingest_reads_bundles(spark: Any, tree: Path, tmp_path: Path) -> None:
     r = ingest(spark, [str(tree / "in")], cluster="prod", work_dir=str(tmp_path),
                bundle_member_limit=4096)  # fmt: skip
     stats = {s.path.split("/in/", 1)[1]: s.asDict() for s in r.file_stats.collect()}
-    got = {
-        k: (s["kind"], s["observer"], s["lines_read"], s["lines_parsed"], s["lines_ignored"],
-            s["lines_quarantined"])
-        for k, s in stats.items()
-    }  # fmt: skip
+    got = accounting(stats)
     assert got == {
         "notes.txt": ("unrecognised", None, 1, 0, 1, 0),
         "incident.tar.gz": ("bundle", None, 7, 0, 1, 6),

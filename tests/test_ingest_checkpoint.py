@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.ingest_helpers import accounting
+
 pytestmark = pytest.mark.spark
 
 ORDERS = "5LHkG7R4S0aKxLbBzyP8wA"
@@ -87,11 +89,7 @@ def test_schemas_are_the_contract(result: dict[str, Any]) -> None:
 
 
 def test_accounting_per_file(result: dict[str, Any]) -> None:
-    got = {
-        rel: (s["kind"], s["observer"], s["lines_read"], s["lines_parsed"], s["lines_ignored"],
-              s["lines_quarantined"])
-        for rel, s in result["file_stats"].items()
-    }  # fmt: skip
+    got = accounting(result["file_stats"])
     assert got == {
         "broker-1/data/orders-0/leader-epoch-checkpoint": ("checkpoint", 1, 5, 3, 2, 0),
         "broker-1/data/orders-0/partition.metadata": ("checkpoint", 1, 2, 1, 1, 0),

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests.ingest_helpers import accounting
+
 pytestmark = pytest.mark.spark
 
 TOPIC_ID = "5LHkG7R4S0aKxLbBzyP8wA"
@@ -129,11 +131,7 @@ def result(spark: Any, tree: Path) -> dict[str, Any]:
 
 
 def test_accounting_and_kinds(result: dict[str, Any]) -> None:
-    got = {
-        name: (s["kind"], s["observer"], s["lines_read"], s["lines_parsed"], s["lines_ignored"],
-               s["lines_quarantined"])
-        for name, s in result["file_stats"].items()
-    }  # fmt: skip
+    got = accounting(result["file_stats"])
     assert got == {
         # good, bad bytes (Q), bad bytes in another logger's line (Q), 2 MB (Q), blank, good
         "quirks.log": ("request_log", 1, 6, 2, 1, 3),

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.ingest_helpers import accounting
+
 pytestmark = pytest.mark.spark
 
 ORDERS = "5LHkG7R4S0aKxLbBzyP8wA"
@@ -191,11 +193,7 @@ def test_schemas_are_the_contract(result: dict[str, Any]) -> None:
 
 
 def test_accounting_per_file(result: dict[str, Any]) -> None:
-    got = {
-        name: (s["kind"], s["observer"], s["lines_read"], s["lines_parsed"], s["lines_ignored"],
-               s["lines_quarantined"])
-        for name, s in result["file_stats"].items()
-    }  # fmt: skip
+    got = accounting(result["file_stats"])
     assert got == {
         "metadata.txt": ("metadata_dump", None, 28, 12, 11, 5),
         "snapshot.txt": ("metadata_dump", None, 13, 4, 9, 0),

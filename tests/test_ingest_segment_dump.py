@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.ingest_helpers import accounting
+
 pytestmark = pytest.mark.spark
 
 
@@ -66,11 +68,7 @@ def test_schemas_are_the_contract(result: dict[str, Any]) -> None:
 
 
 def test_accounting(result: dict[str, Any]) -> None:
-    got = {
-        n: (s["kind"], s["observer"], s["lines_read"], s["lines_parsed"], s["lines_ignored"],
-            s["lines_quarantined"])
-        for n, s in result["file_stats"].items()
-    }  # fmt: skip
+    got = accounting(result["file_stats"])
     assert got == {
         "dump.txt": ("segment_dump", 2, 9, 2, 5, 2),
         "dump-2.txt": ("segment_dump", 2, 3, 0, 2, 1),

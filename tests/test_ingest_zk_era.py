@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.ingest_helpers import accounting, events_of, non_null
 from tests.test_ingest_request_log import completed_request
 
 pytestmark = pytest.mark.spark
@@ -136,16 +137,6 @@ def result(spark: Any, tree: Path) -> dict[str, Any]:
         r.unpersist()
 
 
-def _file(result: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    rows = [e for e in result["events"] if e["source_file"].endswith("/" + name)]
-    return sorted(rows, key=lambda e: e["seq"])
-
-
-def _set(row: dict[str, Any]) -> dict[str, Any]:
-    common = {"cluster", "source_file", "seq", "observer", "event_time"}
-    return {k: v for k, v in row.items() if v is not None and k not in common}
-
-
 def test_schemas_are_the_contract(result: dict[str, Any]) -> None:
     from schemas.tables import FILE_STATS, PARTITION_EVENTS, QUARANTINE
 
@@ -153,11 +144,7 @@ def test_schemas_are_the_contract(result: dict[str, Any]) -> None:
 
 
 def test_accounting_per_file(result: dict[str, Any]) -> None:
-    got = {
-        name: (s["kind"], s["observer"], s["lines_read"], s["lines_parsed"], s["lines_ignored"],
-               s["lines_quarantined"])
-        for name, s in result["file_stats"].items()
-    }  # fmt: skip
+    got = accounting(result["file_stats"])
     assert got == {
         "state-change.log": ("broker_log", 5, 5, 3, 1, 1),
         "controller.log": ("broker_log", 5, 3, 2, 1, 0),
@@ -166,10 +153,10 @@ def test_accounting_per_file(result: dict[str, Any]) -> None:
 
 
 def test_controller_state_change_lines(result: dict[str, Any]) -> None:
-    rows = _file(result, "state-change.log")
+    rows = events_of(result, "state-change.log")
     assert [r["line_no"] for r in rows] == [1, 2, 3]
     assert rows[0]["event_time"] == dt.datetime(2024, 5, 1, 10, 0, 1, 500000)
-    assert [_set(r) for r in rows] == [
+    assert [non_null(r) for r in rows] == [
         {"topic": "orders", "partition": 0, "line_no": 1, "kind": "leader_and_isr", "leader": 3,
          "leader_epoch": 8, "isr": [3], "partition_epoch": 21, "leader_recovery_state": 1,
          "controller_epoch": 12},
@@ -182,8 +169,8 @@ def test_controller_state_change_lines(result: dict[str, Any]) -> None:
 
 
 def test_zk_unclean_election_warn(result: dict[str, Any]) -> None:
-    rows = _file(result, "controller.log")
-    assert [_set(r) for r in rows] == [
+    rows = events_of(result, "controller.log")
+    assert [non_null(r) for r in rows] == [
         {"topic": "orders", "partition": 0, "line_no": 2, "kind": "zk_unclean_election",
          "leader": 3},
         {"topic": "orders", "partition": 1, "line_no": 3, "kind": "zk_unclean_election",
@@ -192,11 +179,11 @@ def test_zk_unclean_election_warn(result: dict[str, Any]) -> None:
 
 
 def test_leader_and_isr_requests(result: dict[str, Any]) -> None:
-    rows = _file(result, "kafka-request.log")
+    rows = events_of(result, "kafka-request.log")
     common = {"kind": "leader_and_isr", "topic": "orders", "leader": 3, "leader_epoch": 8,
               "isr": [3], "replicas": [1, 2, 3], "partition_epoch": 21, "controller_epoch": 12,
               "client_id": "5"}  # fmt: skip
-    assert [_set(r) for r in rows] == [
+    assert [non_null(r) for r in rows] == [
         {**common, "topic_id": ORDERS, "partition": 0, "line_no": 1, "api_version": 5},
         {**common, "topic_id": ORDERS, "partition": 1, "line_no": 1, "api_version": 5},
         {**common, "topic_id": ORDERS, "partition": 0, "line_no": 2, "api_version": 6,
