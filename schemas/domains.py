@@ -20,6 +20,7 @@ METADATA_EVENT_KINDS: tuple[str, ...] = (
     "fence_broker",
     "unfence_broker",
     "broker_registration_change",
+    "min_isr_config",
 )
 REQUEST_EVENT_KINDS: tuple[str, ...] = (
     "fetch_request",
@@ -28,6 +29,7 @@ REQUEST_EVENT_KINDS: tuple[str, ...] = (
     "epoch_query",
     "epoch_answer",
     "leader_and_isr",
+    "alter_partition",
 )
 BROKER_LOG_EVENT_KINDS: tuple[str, ...] = (
     "become_leader",
@@ -46,6 +48,7 @@ BROKER_LOG_EVENT_KINDS: tuple[str, ...] = (
 #: partition.metadata yields ``topic_record`` (a metadata kind) too.
 CHECKPOINT_EVENT_KINDS: tuple[str, ...] = ("epoch_checkpoint", "hwm_checkpoint")
 SEGMENT_DUMP_EVENT_KINDS: tuple[str, ...] = ("segment_batch",)
+ZNODE_EVENT_KINDS: tuple[str, ...] = ("zk_partition_state",)
 #: leader_and_isr comes from both request logs and broker logs: listed once.
 EVENT_KINDS: tuple[str, ...] = tuple(
     dict.fromkeys(
@@ -54,6 +57,7 @@ EVENT_KINDS: tuple[str, ...] = tuple(
         + BROKER_LOG_EVENT_KINDS
         + CHECKPOINT_EVENT_KINDS
         + SEGMENT_DUMP_EVENT_KINDS
+        + ZNODE_EVENT_KINDS
     )
 )
 
@@ -66,4 +70,9 @@ FILE_KINDS: tuple[str, ...] = (
     "checkpoint",
     "segment_dump",
     "bundle",
+    #: binary ``__cluster_metadata-0/*.log`` segments and ``*.checkpoint`` snapshots
+    "metadata_segment",
+    #: binary data-partition segment files (batch headers only)
+    "data_segment",
+    "znode_dump",
 )

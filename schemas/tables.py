@@ -150,6 +150,24 @@ RAW_LINES = StructType(
 #:                           partition, replica (= observer), hwm
 #:   topic_record            also from partition.metadata: topic (from the folder),
 #:                           topic_id
+#: Interface kinds (declared ahead of their parsers, filled as they land):
+#:   min_isr_config          a ConfigRecord (metadata dump or raw segment) setting
+#:                           ``min.insync.replicas``: topic (resource type TOPIC),
+#:                           or replica (resource type BROKER with a broker id;
+#:                           both null = the cluster default, BROKER with an
+#:                           empty name), min_isr (null = the value was deleted)
+#:   alter_partition         an AlterIsr/AlterPartition request partition (request
+#:                           log of the controller, section 1.8): replica (the
+#:                           leader that sent it), leader_epoch, isr (proposed),
+#:                           partition_epoch, leader_recovery_state; its response
+#:                           partition: error_code, and the confirmed leader,
+#:                           leader_epoch, isr, partition_epoch
+#:   zk_partition_state      a ZooKeeper ``/brokers/topics/T/partitions/P/state``
+#:                           znode dump: topic, partition, leader, leader_epoch,
+#:                           isr, controller_epoch, partition_epoch (the znode's
+#:                           dataVersion when the dump shows it, else null)
+#:   isr_updated             also: under_min_isr (3.6+ ``(under-min-isr)`` marker;
+#:                           true/false from 3.6, null before)
 PARTITION_EVENTS = StructType(
     [
         _f("cluster", StringType(), False),
@@ -197,6 +215,8 @@ PARTITION_EVENTS = StructType(
         _f("previous_hwm", LongType()),
         _f("controller_epoch", IntegerType()),
         _f("last_offset", LongType()),
+        _f("min_isr", IntegerType()),
+        _f("under_min_isr", BooleanType()),
     ]
 )
 
