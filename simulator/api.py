@@ -38,7 +38,9 @@ def simulate(
     return result
 
 
-def list_scenarios(all_eras: bool = False) -> list[tuple[str, str]]:
+def list_scenarios(all_eras: bool = False, rules: bool = False) -> list[tuple[str, str]]:
     """(name, one-line description) of every scenario; the ZK eras' ones only
-    with ``all_eras`` (the replay does not read ZK-era artefacts yet)."""
-    return listing(all_eras)
+    with ``all_eras`` (the replay does not read ZK-era artefacts yet), the ones
+    whose truth holds rule violations (zombie leader, ISR-rule mutations) only
+    with ``rules``."""
+    return listing(all_eras, rules)

@@ -2,6 +2,7 @@
 
 * ``broker-N/kafka-request.log``: ``kafka.request.logger`` DEBUG lines, KIP-673
   JSON (kafka-formats.md 1.2, 1.5, 1.6). Only requests the broker *received*.
+* zk-hw (0.10.1): the same file as TRACE text lines (``TextRequestLog``).
 * ``controller/metadata.log.txt``: ``kafka-dump-log --cluster-metadata-decoder``
   of ``__cluster_metadata-0`` (kafka-formats.md 2.1-2.4).
 
@@ -266,20 +267,135 @@ class RequestLog:
         )
 
 
-class NullRequestLog(RequestLog):
-    """zk-hw (0.8-0.10): the request log is text and, at DEBUG, carries no
-    offsets (kafka-formats.md 1.2), so none is written."""
+class TextRequestLog:
+    """zk-hw: one 0.10.1 broker's ``kafka-request.log`` with the request
+    logger at TRACE, appended line by line.
 
-    def __init__(self, broker: int) -> None:  # noqa: D107 - no file
+    Sources, all at the tag ``0.10.1.1`` of apache/kafka (the same texts at
+    0.10.0.0-0.10.1.1; 0.10.2 logs ``Completed request`` through ``trace``
+    only, with every body as a protocol ``Struct``):
+
+    * ``core/src/main/scala/kafka/network/RequestChannel.scala``
+      ``updateRequestMetrics``: with the logger at TRACE,
+      ``requestLogger.trace("Completed request:%s from connection
+      %s;totalTime:%d,requestQueueTime:%d,localTime:%d,remoteTime:%d,
+      responseQueueTime:%d,sendTime:%d,securityProtocol:%s,principal:%s")``
+      with ``requestDesc(true)``; times are whole milliseconds; no response
+      is printed. ``requestDesc`` is ``requestObj.describe(details)`` for the
+      requests still read server-side (FETCH, ControlledShutdown), else
+      ``header.toString + " -- " + body.toString``. Written once the
+      response is sent, and for acks=0 produces too (``NoOpAction`` in
+      ``SocketServer.scala`` calls ``updateRequestMetrics``).
+    * ``core/src/main/scala/kafka/api/FetchRequest.scala`` ``describe``:
+      ``Name: FetchRequest; Version: V; CorrelationId: C; ClientId: X;
+      ReplicaId: R; MaxWait: W ms; MinBytes: B bytes; MaxBytes:M bytes``
+      (no space after ``MaxBytes:``), then with details ``; RequestInfo: ``
+      and ``requestInfo.mkString(",")`` of ``(TopicAndPartition,
+      PartitionFetchInfo)`` pairs: ``([topic,p],PartitionFetchInfo(offset,
+      fetchSize))`` (``TopicAndPartition.toString`` is ``[%s,%d]``, a case
+      class prints ``Name(a,b)``, a Tuple2 ``(a,b)``).
+    * the follower's side, ``ReplicaFetcherThread.scala`` /
+      ``ReplicaFetcherManager.scala``: client id (= thread name)
+      ``ReplicaFetcherThread-<fetcherId>-<leaderId>``, Fetch version 3 from
+      inter.broker.protocol.version 0.10.1-IV1, maxWait
+      ``replica.fetch.wait.max.ms`` 500, minBytes 1, maxBytes
+      ``replica.fetch.response.max.bytes`` 10485760, per-partition fetchSize
+      ``replica.fetch.max.bytes`` 1048576 (``KafkaConfig.scala`` defaults).
+      The fetch offset is the follower's log end offset.
+    * Produce (read client-side): ``RequestHeader`` and ``ProduceRequest``
+      print their ``Struct`` (``AbstractRequestResponse.toString``;
+      ``protocol/types/Struct.java``: ``{name=value,...}``, arrays
+      ``[a,b]``). ``Protocol.java``: header fields ``api_key, api_version,
+      correlation_id, client_id``; Produce v2 ``acks, timeout,
+      topic_data=[{topic, data=[{partition, record_set}]}]``; ``record_set``
+      is the ``ByteBuffer`` slice ``Type.BYTES.read`` returns, printed
+      ``java.nio.HeapByteBuffer[pos=0 lim=N cap=N]`` (the last field of the
+      request, so capacity = size). No offsets, no error code.
+    * ``SocketServer.scala`` ``ConnectionId.toString``:
+      ``localHost:localPort-remoteHost:remotePort``; ``KafkaPrincipal``:
+      ``User:ANONYMOUS``; ``config/log4j.properties``: ``[%d] %p %m (%c)%n``.
+    """
+
+    def __init__(self, path: Path, broker: int) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
         self.broker = broker
         self.kafka28 = False
+        self._fh: TextIO = path.open("w", encoding="utf-8", buffering=1 << 16)
+        self._stamp = _Stamp()
+        self._correlation: dict[str, int] = {}
         self.lines = 0
 
     def close(self) -> None:
-        pass
+        self._fh.close()
 
-    def _write(self, *args: Any, **kwargs: Any) -> None:
-        pass
+    def _next(self, client: str) -> int:
+        corr = self._correlation.get(client, -1) + 1
+        self._correlation[client] = corr
+        return corr
+
+    def _write(
+        self, ms: int, desc: str, connection: str, remote_ms: int, local_ms: int = 0
+    ) -> None:
+        total = remote_ms + local_ms
+        self._fh.write(
+            f"[{self._stamp(ms)}] TRACE Completed request:{desc} from connection "
+            f"{connection};totalTime:{total},requestQueueTime:0,localTime:{local_ms},"
+            f"remoteTime:{remote_ms},responseQueueTime:0,sendTime:0,"
+            "securityProtocol:PLAINTEXT,principal:User:ANONYMOUS (kafka.request.logger)\n"
+        )
+        self.lines += 1
+
+    def fetch(
+        self,
+        ms: int,
+        follower: int,
+        session_id: int,
+        parts: list[tuple[str, int, int, int, int]],
+        answers: list[tuple[str, int, int, int, tuple[int, int] | None, int]],
+        wait_ms: float,
+    ) -> None:
+        """A follower's Fetch v3; ``parts``: (topic, partition, -, fetch offset, -).
+        ``session_id`` is unused (no fetch sessions before 1.1)."""
+        client = f"ReplicaFetcherThread-0-{self.broker}"
+        # one fetcher thread per follower: its own correlation ids
+        correlation = self._next(f"{client}/{follower}")
+        info = ",".join(
+            f"([{topic},{p}],PartitionFetchInfo({offset},1048576))"
+            for topic, p, _cle, offset, _lfe in parts
+        )
+        desc = (
+            f"Name: FetchRequest; Version: 3; CorrelationId: {correlation}; "
+            f"ClientId: {client}; ReplicaId: {follower}; MaxWait: 500 ms; "
+            f"MinBytes: 1 bytes; MaxBytes:10485760 bytes; RequestInfo: {info}"
+        )
+        connection = f"{ip(self.broker)}:9092-{ip(follower)}:{51000 + follower}"
+        self._write(ms, desc, connection, int(wait_ms))
+
+    def produce(
+        self,
+        ms: int,
+        client: int,
+        topic: str,
+        p: int,
+        acks: int,
+        records: int,
+        error: int | None,
+        base: int,
+        waited_ms: int,
+    ) -> None:
+        """A producer's Produce v2 (0.10.1 Java producer): acks and sizes only."""
+        client_id = f"producer-{client}"
+        size = RECORD_BYTES * records
+        header = (
+            f"{{api_key=0,api_version=2,correlation_id={self._next(client_id)},"
+            f"client_id={client_id}}}"
+        )
+        body = (
+            f"{{acks={acks},timeout=30000,topic_data=[{{topic={topic},data=[{{partition={p},"
+            f"record_set=java.nio.HeapByteBuffer[pos=0 lim={size} cap={size}]}}]}}]}}"
+        )
+        connection = f"{ip(self.broker)}:9092-10.0.1.{client}:{40000 + client}"
+        self._write(ms, f"{header} -- {body}", connection, int(waited_ms), 1)
 
 
 class NullDump:

@@ -20,7 +20,18 @@ Protocol rules implemented (seed 003 sections 2.2-2.10, kafka-formats.md 2.5,
 * produce acks 0 / 1 / all and min.insync.replicas;
 * broker epochs, session-timeout fencing, controlled shutdown (flush),
   unclean shutdown (unflushed data lost), restart, network partition, slow
-  or paused follower fetching.
+  or paused follower fetching;
+* a zombie leader: a broker cut off from the controller and the other brokers
+  that producers still reach (``isolate_from_cluster``, ``produce_to``): it
+  keeps acknowledging in the epoch it last knew after the controller fenced it;
+* rule-breaking mutations (``Spec.mutations``): a lagging follower admitted
+  to the ISR, acks=all acknowledged under min.insync.replicas.
+
+zk-hw (0.10.1) logs a follower's fetch when its answer is sent: at once when
+it carries records, else when the long poll expires (maxWait, 500 ms), and
+never when either end drops the connection first (``_late_fetch_line``). A
+long poll is modelled as expiring at maxWait: data arriving meanwhile is
+fetched by the next fetch.
 """
 
 from __future__ import annotations
@@ -56,11 +67,20 @@ def lg_tp(key: Key) -> str:
 
 class Broker:
     def __init__(
-        self, bid: int, log: art.RequestLog, flush_ms: int | None, logs: lg.BrokerLogs
+        self,
+        bid: int,
+        log: art.RequestLog | art.TextRequestLog,
+        flush_ms: int | None,
+        logs: lg.BrokerLogs,
     ) -> None:
         self.id = bid
         self.up = True
         self.isolated = False
+        # cut off from the controller and the other brokers, yet producers
+        # still reach it (a zombie leader)
+        self.clients_reach = False
+        # + 1 whenever its connections drop (down, bounce, cut off)
+        self.incarnation = 0
         self.registered = False  # has a registration and applied metadata
         self.fetch_paused = False
         self.fetch_factor = 1
@@ -100,8 +120,8 @@ class Cluster:
         for b in spec.brokers:
             flush = spec.flush_ms.get(b, spec.default_flush_ms)
             folder = out / f"broker-{b}"
-            request_log = (
-                art.NullRequestLog(b)
+            request_log: art.RequestLog | art.TextRequestLog = (
+                art.TextRequestLog(folder / "kafka-request.log", b)
                 if self.hw_era
                 else art.RequestLog(folder / "kafka-request.log", b, kafka28=self.zk)
             )
@@ -211,10 +231,21 @@ class Cluster:
                 reg.isr + (reg.elr or []),
                 recovery == 1,
                 leader_alive=alive,
+                now=self.now,
             )
         self.regs[key] = new
+        self._isr_in_force(key)
         if key not in changed:
             changed.append(key)
+
+    def _isr_in_force(self, key: Key) -> None:
+        """Tell the truth whether the registration now in force is under min ISR."""
+        self.truth.isr_in_force(key, len(self.regs[key].isr) < self.min_isr[key[0]], self.now)
+
+    def mutated(self, name: str) -> bool:
+        """A rule-breaking mutation strikes on this occasion (``Spec.mutations``)."""
+        rate = self.spec.mutations.get(name, 0.0)
+        return rate >= 1.0 or (rate > 0.0 and self.rng.random() < rate)
 
     def acceptable(self, b: int) -> bool:
         r = self.breg.get(b)
@@ -495,9 +526,17 @@ class Cluster:
             alive = new_leader >= 0 and self.brokers[new_leader].reachable
             # unclean when the leader was not in the previous ISR (docs/findings.md)
             self.truth.epoch_began(
-                key, new.leader_epoch, new_leader, x, reg.isr, False, leader_alive=alive
+                key,
+                new.leader_epoch,
+                new_leader,
+                x,
+                reg.isr,
+                False,
+                leader_alive=alive,
+                now=self.now,
             )
         self.regs[key] = new
+        self._isr_in_force(key)
         if key not in changed:
             changed.append(key)
 
@@ -592,6 +631,7 @@ class Cluster:
         b = self.brokers[bid]
         if not b.reachable or not b.registered:
             return
+        b.incarnation += 1
         for key, rs in b.replicas.items():
             rs.log.flush()
             rs.log.checkpoint_hwm()
@@ -670,6 +710,7 @@ class Cluster:
         rs.is_leader = True
         rs.log.assign(reg.leader_epoch, rs.log.leo)
         rs.start_offset = rs.log.leo
+        rs.exposed_hwm = 0
         rs.followers = {
             f: FollowerState(last_caught_up_ms=self.now if f in reg.isr else 0)
             for f in reg.replicas
@@ -696,6 +737,8 @@ class Cluster:
         for p in rs.pending:
             if p.end <= rs.log.hwm:
                 enough = len(rs.isr) >= self.min_isr[key[0]]
+                if not enough and self.mutated("acks_all_under_min_isr"):
+                    enough = True  # the bug: acknowledged under min ISR
                 error = art.NONE if enough else art.NOT_ENOUGH_REPLICAS_AFTER_APPEND
                 self.answer_produce(b, key, p, -1, error)
             else:
@@ -716,7 +759,11 @@ class Cluster:
         )
         if acks == -1 and error == art.NONE:
             self.truth.ack(key, p.base, p.records)
-        if error == art.NONE and acks != 0:
+        rs = b.replicas[key]
+        if error == art.NONE and acks != 0 and rs.is_leader:
+            self.truth.acknowledged(key, b.id, rs.leader_epoch, p.base, acks, self.now)
+        if error == art.NONE and acks != 0 and not self.hw_era:
+            # (0.10.1 prints no produce offsets)
             self.truth.position_seen(key, b.id, p.base + 1)
 
     def fail_pending(self, b: Broker, key: Key, rs: ReplicaState, error: int) -> None:
@@ -738,13 +785,30 @@ class Cluster:
         b = self.brokers[reg.leader]
         if not b.reachable or not b.registered:
             return  # the request never arrives; the client retries elsewhere
+        self.produce_at(b, key, acks, records, client)
+
+    def produce_to(
+        self, bid: int, topic: str, partition: int, acks: int, records: int, client: int = 9
+    ) -> None:
+        """A producer with stale metadata sends to broker ``bid`` whatever the
+        controller says (it reaches a zombie leader the others cannot)."""
+        b = self.brokers[bid]
+        key = (topic, partition)
+        if not b.up or not b.registered or key not in b.replicas:
+            return
+        if not (b.reachable or b.clients_reach):
+            return
+        self.produce_at(b, key, acks, records, client)
+
+    def produce_at(self, b: Broker, key: Key, acks: int, records: int, client: int) -> None:
         rs = b.replicas[key]
         pending = Pending(client, self.now, -1, records, rs.leader_epoch)
         if not rs.is_leader:
             if acks != 0:
                 self.answer_produce(b, key, pending, acks, art.NOT_LEADER_OR_FOLLOWER)
             return
-        if acks == -1 and len(rs.isr) < self.min_isr[key[0]]:
+        under = acks == -1 and len(rs.isr) < self.min_isr[key[0]]
+        if under and not self.mutated("acks_all_under_min_isr"):
             self.answer_produce(b, key, pending, acks, art.NOT_ENOUGH_REPLICAS)
             return
         pending.base = rs.log.append(records, rs.leader_epoch)
@@ -809,8 +873,7 @@ class Cluster:
         answers = [self.leader_fetch(leader, f.id, *part) for part in parts]
         leader.sessions += 1
         wait = 0.0 if any(a[3] or a[2] for a in answers) else 499.8
-        leader.log.fetch(
-            self.now,
+        line = (
             f.id,
             1000 * leader.id + leader.sessions % 1000,
             [(self._topic_ref(k), k[1], cle, off, lfe) for k, cle, off, lfe in parts],
@@ -827,12 +890,61 @@ class Cluster:
             ],
             wait,
         )
+        if self.hw_era and wait:
+            # 0.10.1 logs a request once its response is sent: a long poll
+            # after maxWait, and never if either end drops the connection first
+            marks = [(k, cle, off) for k, cle, off, _ in parts]
+            # (the DelayedFetch expires at maxWait, 500 ms: just before the next
+            # fetch the follower sends on receiving the answer)
+            due = self.now + 499
+            self.at(
+                due,
+                self._late_fetch_line,
+                leader,
+                f,
+                leader.incarnation,
+                f.incarnation,
+                line,
+                marks,
+            )
+        else:
+            leader.log.fetch(self.now, *line)
+            if self.hw_era:
+                self._hw_marks(leader, f.id, [(k, cle, off) for k, cle, off, _ in parts])
         for (key, cle, off, _lfe), (err, hwm, _div, _runs) in zip(parts, answers, strict=True):
             self.truth.follower_fetch(key, f.id, cle, off)
             if err == art.NONE:
                 self.truth.exposure(key, leader.id, cle, hwm)
         for (key, cle, _off, _lfe), (err, hwm, div, runs) in zip(parts, answers, strict=True):
             self.follower_apply(f, key, leader.id, cle, err, hwm, div, runs)
+
+    def _late_fetch_line(
+        self,
+        leader: Broker,
+        f: Broker,
+        leader_incarnation: int,
+        f_incarnation: int,
+        line: tuple[Any, ...],
+        marks: list[tuple[Key, int, int]],
+    ) -> None:
+        if leader.incarnation != leader_incarnation or f.incarnation != f_incarnation:
+            return
+        if leader.reachable and f.reachable:
+            leader.log.fetch(self.now, *line)
+            self._hw_marks(leader, f.id, marks)
+
+    def _hw_marks(self, leader: Broker, follower: int, marks: list[tuple[Key, int, int]]) -> None:
+        """zk-hw: what a logged fetch shows. 0.10.1's request log carries the
+        fetch offsets (= the followers' LEOs); the leader's HW is their
+        minimum over the ISR (seed 000 "HW/LEO update rules")."""
+        for key, cle, offset in marks:
+            rs = leader.replicas[key]
+            if not rs.is_leader or rs.leader_epoch != cle or follower not in rs.followers:
+                continue
+            rs.followers[follower].logged_offset = offset
+            offsets = [rs.followers[r].logged_offset for r in rs.isr if r != leader.id]
+            if offsets and min(offsets) >= 0:
+                self.truth.fetch_mark(key, min(offsets))
 
     def _topic_ref(self, key: Key) -> str:
         """Fetch v13 names topics by id; v12 (2.8) by name."""
@@ -868,6 +980,7 @@ class Cluster:
         fs.fetch_offset = offset
         fs.last_fetch_ms = self.now
         fs.last_fetch_leader_leo = rs.log.leo
+        rs.exposed_hwm = max(rs.exposed_hwm, hwm)  # this answer carries it
         self.maybe_expand_isr(b, key, rs, follower)
         self.maybe_increment_hwm(b, key, rs)
         return art.NONE, hwm, None, runs
@@ -876,12 +989,23 @@ class Cluster:
         if follower in rs.isr:
             return
         fs = rs.followers[follower]
-        if fs.fetch_offset < rs.log.hwm or fs.fetch_offset < rs.start_offset:
+        lagging = fs.fetch_offset < rs.log.hwm or fs.fetch_offset < rs.start_offset
+        if fs.fetch_offset < 0 or (lagging and not self.mutated("lagging_isr_join")):
             return
         if not self.acceptable(follower):
             return
         recovery = 0 if rs.recovery == 1 else -1
-        self.alter_partition(b, key, rs.isr + [follower], recovery)
+        epoch, offset = rs.leader_epoch, fs.fetch_offset
+        if self.alter_partition(b, key, rs.isr + [follower], recovery) and lagging:
+            self.truth.lagging_join(
+                key,
+                follower,
+                epoch,
+                offset,
+                rs.exposed_hwm,
+                rs.start_offset,
+                rs.log.hwm,
+            )
 
     def follower_apply(
         self,
@@ -997,6 +1121,7 @@ class Cluster:
 
     def _go_down(self, b: Broker, lossy: bool) -> None:
         b.up = False
+        b.incarnation += 1
         b.registered = False
         for key, rs in b.replicas.items():
             rs.fresh = True
@@ -1051,6 +1176,7 @@ class Cluster:
             return
         b.up = True
         b.isolated = False
+        b.clients_reach = False
         self.register(bid)
 
     def isolate(self, bid: int) -> None:
@@ -1059,13 +1185,25 @@ class Cluster:
         if not b.reachable:
             return
         b.isolated = True
+        b.incarnation += 1
         self._lost_session(b)
+
+    def isolate_from_cluster(self, bid: int) -> None:
+        """Cut off from the controller and the other brokers only: producers
+        still reach it, so as a leader it keeps acknowledging in its old epoch
+        after the controller fenced it and elected another (a zombie)."""
+        b = self.brokers[bid]
+        if not b.reachable:
+            return
+        self.isolate(bid)
+        b.clients_reach = True
 
     def heal(self, bid: int) -> None:
         b = self.brokers[bid]
         if not b.isolated:
             return
         b.isolated = False
+        b.clients_reach = False
         if not b.up:
             return  # still down: the session timer (if any) keeps running
         self.fence_due.pop(bid, None)
@@ -1148,6 +1286,8 @@ class Cluster:
         "shutdown": "shutdown",
         "restart": "restart",
         "isolate": "isolate",
+        "isolate_from_cluster": "isolate_from_cluster",
+        "produce_to": "produce_to",
         "heal": "heal",
         "pause_fetch": "pause_fetch",
         "resume_fetch": "resume_fetch",
@@ -1202,10 +1342,10 @@ class Cluster:
             if t.min_isr != 1:
                 records.append(art.config_record(t.name, "min.insync.replicas", str(t.min_isr)))
         self.dump.batch(self.now, records)
-        for b in self.brokers.values():
-            b.registered = True
-            for key in b.replicas:
-                self.apply(b, key)
+        for registered in self.brokers.values():
+            registered.registered = True
+            for key in registered.replicas:
+                self.apply(registered, key)
         for b in spec.brokers:
             broker = self.brokers[b]
             phase = spec.fetch_phase.get(b, 300 + 50 * (b % 4))

@@ -178,6 +178,7 @@ class FollowerState:
     last_fetch_ms: int = -1
     last_caught_up_ms: int = 0
     last_fetch_leader_leo: int = -1
+    logged_offset: int = -1  # zk-hw: its last fetch offset in the request log
 
 
 @dataclass
@@ -210,5 +211,6 @@ class ReplicaState:
     # leader-side state
     is_leader: bool = False
     start_offset: int = 0  # Leader Epoch Start Offset of the epoch it leads
+    exposed_hwm: int = 0  # the highest HWM it put in a fetch answer in that epoch
     followers: dict[int, FollowerState] = field(default_factory=dict)
     pending: list[Pending] = field(default_factory=list)

@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from simulator.spec import ERAS, Action, ProducerSpec, Spec, TopicSpec
+from simulator.spec import ERAS, MUTATIONS, Action, ProducerSpec, Spec, TopicSpec
 
 ORDERS = "5LHkG7R4S0aKxLbBzyP8wA"
 PAYMENTS = "q2xVh0rGT3WnYk8bCzE1mA"
@@ -271,17 +271,21 @@ def seed000_hw_truncation() -> Spec:
     return _spec(
         "seed000-hw-truncation",
         "zk-hw, seed 000 'High watermark truncation followed by immediate leader election': "
-        "follower A (1) fetches m2 (offset 10, acks=all); its next fetch lets leader B (2) "
-        "commit m2 but A's HW stays 10; A restarts unseen by the controller and truncates to "
-        "its HW; B fails before answering A; A is elected: truncation_below_hwm (local) for "
-        "A, committed_data_loss in A's epoch; B returns and truncates the last copy of m2 "
-        "(truncation_below_hwm, global)",
+        "follower A (1) fetches m2 (offset 10, acks=all); its next fetch (offset 11, answered "
+        "at once with an acks=1 record written at 10700, so in B's request log) lets leader "
+        "B (2) commit m2 but A's HW stays 10; A restarts unseen by the controller and "
+        "truncates to its HW; B fails before answering A again; A is elected: "
+        "truncation_below_hwm (local) for A, committed_data_loss in A's epoch; B returns and "
+        "truncates the last copy of m2 (truncation_below_hwm, global)",
         era="zk-hw",
         brokers=[1, 2],
         topics=[TopicSpec("seed", SEED, [[2, 1]], 1)],
         producers=[ProducerSpec("seed", 0, interval_ms=1000, records=1, acks=-1, stop_ms=10000)],
         schedule=[
             Action(10200, "produce", ("seed", 0, -1, 1)),  # m2; A fetches it at 10300
+            # acks=1 at 11: A's 10800 fetch gets it at once, so 0.10.1 logs that
+            # fetch (offset 11) then; a long poll would still be open when B fails
+            Action(10700, "produce", ("seed", 0, 1, 1)),
             Action(10850, "bounce", (1,)),  # after A's 10800 fetch (B's HW 11, A's 10)
             Action(10900, "crash", (2, True)),  # before A's 11300 fetch
             Action(30000, "restart", (2,)),
@@ -303,6 +307,56 @@ def seed000_divergence_hw() -> Spec:
         "logs consistent, no findings"
     )
     return spec
+
+
+def kraft_zombie_leader() -> Spec:
+    return _spec(
+        "kraft-zombie-leader",
+        "leader 1 of orders-0 is cut off from the controller and brokers 2, 3 at 20450 but "
+        "a producer with stale metadata (acks=1, client 9) still reaches it; fenced at "
+        "29450, broker 2 leads epoch 1; 1 keeps acknowledging in epoch 0 until 35100 "
+        "(the acts at 30100 and 31100 are within the 2 s skew allowance), then rejoins at "
+        "40000 and truncates its uncommitted records: fencing_violation [265, 281)",
+        topics=_orders(),
+        producers=[_acks_all()],
+        schedule=[Action(20450, "isolate_from_cluster", (1,)), Action(40000, "heal", (1,))]
+        + [Action(ms, "produce_to", (1, "orders", 0, 1, 5, 9)) for ms in range(21100, 35101, 1000)],
+        duration_ms=60000,
+    )
+
+
+def mutation_lagging_isr_join() -> Spec:
+    return _spec(
+        "mutation-lagging-isr-join",
+        "a broker/controller bug: follower 3 stops fetching at 10000 and leaves the ISR at "
+        "20001; it resumes at 30000 and is admitted back at its first fetch (30400) with its "
+        "log end 100, below the HWM 300 the leader had exposed: isr_rule_violation [100, 300)",
+        topics=_orders(),
+        producers=[_acks_all()],
+        schedule=[Action(10000, "pause_fetch", (3,)), Action(30000, "resume_fetch", (3,))],
+        mutations={"lagging_isr_join": 1.0},
+        duration_ms=50000,
+    )
+
+
+def mutation_acks_all_under_min_isr() -> Spec:
+    return _spec(
+        "mutation-acks-all-under-min-isr",
+        "a broker bug: min.insync.replicas 2; followers 2 and 3 stop fetching at 10000 and the "
+        "ISR shrinks to [1] at 20001; leader 1 keeps acknowledging acks=all (errorCode 0) "
+        "until they return at 40000 and rejoin: isr_rule_violation for the acks more than "
+        "2 s after the shrink, [220, 401)",
+        topics=_orders(min_isr=2),
+        producers=[_acks_all()],
+        schedule=[
+            Action(10000, "pause_fetch", (2,)),
+            Action(10000, "pause_fetch", (3,)),
+            Action(40000, "resume_fetch", (2,)),
+            Action(40000, "resume_fetch", (3,)),
+        ],
+        mutations={"acks_all_under_min_isr": 1.0},
+        duration_ms=60000,
+    )
 
 
 NAMED: dict[str, Callable[[], Spec]] = {
@@ -327,10 +381,22 @@ ZK_NAMED: dict[str, Callable[[], Spec]] = {
     "seed000-divergence-hw": seed000_divergence_hw,
 }
 
+# Scenarios whose truth holds rule violations (fencing_violation,
+# isr_rule_violation). Kept out of ``listing(all_eras=True)`` until the replay
+# reports these kinds: tests/test_scenarios.py runs every scenario listed
+# there; ``listing(rules=True)``, ``build`` and ``epochtrail simulate --list``
+# know them.
+RULE_NAMED: dict[str, Callable[[], Spec]] = {
+    "kraft-zombie-leader": kraft_zombie_leader,
+    "mutation-lagging-isr-join": mutation_lagging_isr_join,
+    "mutation-acks-all-under-min-isr": mutation_acks_all_under_min_isr,
+}
+
 RANDOM_DESCRIPTION = (
     "random cluster and faults from --seed; knobs: brokers, topics, partitions, duration "
     "(seconds), produce_rate (batches/s per partition), fault_rate (faults per minute), "
-    "era (kraft, kraft-elr or zk-epoch)"
+    "era (kraft, kraft-elr or zk-epoch); rule-breaking mutations, each a probability per "
+    "occasion (default 0): mutation_lagging_isr_join, mutation_acks_all_under_min_isr"
 )
 
 RANDOM_DEFAULTS: dict[str, Any] = {
@@ -350,15 +416,20 @@ def _topic_id(rng: random.Random) -> str:
 
 
 def random_spec(seed: int, scale: float = 1.0, **knobs: Any) -> Spec:
-    unknown = set(knobs) - set(RANDOM_DEFAULTS) - {"era"}
+    mutation_knobs = {f"mutation_{m}" for m in MUTATIONS}
+    unknown = set(knobs) - set(RANDOM_DEFAULTS) - {"era"} - mutation_knobs
     if unknown:
         raise ValueError(f"unknown knobs for random: {sorted(unknown)}")
     era = str(knobs.get("era", "kraft"))
     if era not in ERAS or era == "zk-hw":
         known = ", ".join(e for e in ERAS if e != "zk-hw")
         raise ValueError(f"unknown era {era!r} for random; known: {known}")
-    # era is in the knobs (and the truth's params) only when given
+    # era and mutations are in the knobs (and the truth's params) only when given
     k = {**RANDOM_DEFAULTS, **knobs}
+    mutations = {m: float(knobs[f"mutation_{m}"]) for m in MUTATIONS if f"mutation_{m}" in knobs}
+    for name, rate in mutations.items():
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"mutation_{name} must be a probability in [0, 1]")
     rng = random.Random(f"epochtrail-random-{seed}")
     n = int(k["brokers"])
     if n < 1:
@@ -397,7 +468,9 @@ def random_spec(seed: int, scale: float = 1.0, **knobs: Any) -> Spec:
                 )
                 client += 1
     # 30 s stands for the OS writing back dirty pages (dirty_expire_centisecs).
-    flush = {b: rng.choice([0, 500, 1000, 1000, 5000, 30000]) for b in brokers}
+    flush: dict[int, int | None] = {
+        b: rng.choice([0, 500, 1000, 1000, 5000, 30000]) for b in brokers
+    }
     schedule: list[Action] = []
     rate_per_ms = float(k["fault_rate"]) / 60000.0
     t_ms = 5000
@@ -449,6 +522,7 @@ def random_spec(seed: int, scale: float = 1.0, **knobs: Any) -> Spec:
         flush_ms=flush,
         default_flush_ms=1000,
         era=era,
+        mutations={m: r for m, r in mutations.items() if r > 0},
         knobs={
             "knobs": k,
             "scale": scale,
@@ -461,9 +535,9 @@ def random_spec(seed: int, scale: float = 1.0, **knobs: Any) -> Spec:
 def build(name: str, seed: int = 0, scale: float = 1.0, **knobs: Any) -> Spec:
     if name == "random":
         return random_spec(seed, scale, **knobs)
-    makers = {**NAMED, **ZK_NAMED}
+    makers = {**NAMED, **ZK_NAMED, **RULE_NAMED}
     if name not in makers:
-        known = ", ".join(n for n, _ in listing(all_eras=True))
+        known = ", ".join(n for n, _ in listing(all_eras=True, rules=True))
         raise KeyError(f"unknown scenario {name!r}; known: {known}")
     if knobs:
         raise ValueError(f"scenario {name} takes no knobs (got {sorted(knobs)})")
@@ -475,9 +549,11 @@ def build(name: str, seed: int = 0, scale: float = 1.0, **knobs: Any) -> Spec:
     return spec
 
 
-def listing(all_eras: bool = False) -> list[tuple[str, str]]:
+def listing(all_eras: bool = False, rules: bool = False) -> list[tuple[str, str]]:
     out = [(name, make().description) for name, make in NAMED.items()]
     if all_eras:
         out += [(name, make().description) for name, make in ZK_NAMED.items()]
+    if rules:
+        out += [(name, make().description) for name, make in RULE_NAMED.items()]
     out.append(("random", RANDOM_DESCRIPTION))
     return out

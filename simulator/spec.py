@@ -7,6 +7,7 @@ from typing import Any
 
 ERAS = ("kraft", "kraft-elr", "zk-epoch", "zk-hw")
 ZK_ERAS = ("zk-epoch", "zk-hw")
+MUTATIONS = ("lagging_isr_join", "acks_all_under_min_isr")
 
 
 @dataclass
@@ -66,6 +67,11 @@ class Spec:
     # ZK eras only: the ZK controller's OfflinePartitionLeaderElection may take
     # a replica outside the ISR (topic config unclean.leader.election.enable)
     unclean_election: bool = False
+    # Rule-breaking mutations (broker or controller bugs real Kafka does not
+    # have), name -> probability per occasion: ``lagging_isr_join`` (a
+    # follower below the HWM admitted to the ISR), ``acks_all_under_min_isr``
+    # (acks=all answered errorCode 0 while |ISR| < min.insync.replicas)
+    mutations: dict[str, float] = field(default_factory=dict)
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -90,14 +96,17 @@ class Spec:
             del out["broker.session.timeout.ms"], out["metadata.version"]
             out["zookeeper.session.timeout.ms"] = self.session_ms
             # zk-epoch: Kafka 2.8 (Fetch v12, KIP-320 truncation on fetch);
-            # zk-hw: 0.10.x (no leader epoch in the data, HW truncation)
+            # zk-hw: 0.10.1 (no leader epoch in the data, HW truncation; its
+            # request log at TRACE, artefacts.TextRequestLog)
             out["inter.broker.protocol.version"] = (
-                "2.8-IV1" if self.era == "zk-epoch" else "0.10.2-IV0"
+                "2.8-IV1" if self.era == "zk-epoch" else "0.10.1-IV2"
             )
             out["unclean.leader.election.enable"] = self.unclean_election
         if self.era == "kraft-elr":
             out["metadata.version"] = "4.0-IV3"
             out["eligible.leader.replicas.version"] = 1
             out["unclean.recovery.strategy"] = "balanced"
+        if self.mutations:
+            out["mutations"] = dict(sorted(self.mutations.items()))
         out.update(self.knobs)
         return out

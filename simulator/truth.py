@@ -12,6 +12,43 @@ Besides ``findings`` (docs/findings.md, literally), the truth carries:
   never going back) counts records that were never committed in their own
   lineage (e.g. an uncommitted ``acks=1`` tail rewritten by a new leader whose
   own records were later committed at the same offsets).
+
+Evidence-visible values. A finding with an ``undecidable`` note whose exact
+values rest only on a committed mark (or a log end) the artefacts show
+differently carries, beside its real values, what the same definition gives
+on the marks the artefacts do show:
+
+* ``visible_offset_start``, ``visible_offset_end``, ``visible_records_lost``,
+  ``visible_qualifier``: the finding as a reader of the artefacts must report
+  it. The marks used: the highest HWM any fetch answer showed, or an
+  ``acks=all`` ack's base offset + 1 (kafka-formats.md 1.5, 1.6); in zk-hw
+  (0.10.1, whose request log prints neither answers nor produce offsets) the
+  lowest fetch offset among the ISR followers when the leader read it (seed
+  000 "HW/LEO update rules": the leader's HW is the minimum LEO of the ISR);
+  for a loss in an unclean shutdown, the mark when the loss shows (the
+  replica's next fetch) and the replica's last log end in evidence;
+* ``visible_absent: true`` instead: on those marks there is no such finding.
+
+Findings whose notes rest on something else (a leader elected while down,
+whose log end is on its disk only; an HWM regression first seen in another
+answer) carry neither and stay compared loosely.
+
+Rule violations (DESIGN.md's catalogue, docs/findings.md's field table):
+
+* ``fencing_violation``: a broker acknowledged produces as leader of epoch E
+  after the PartitionChangeRecord that began a later epoch: replica = that
+  broker, leader_epoch = E, [lowest base offset it acknowledged more than
+  ``SKEW_MS`` after that record, highest such base + 1), records_lost null,
+  severity warning; one per (broker, stale epoch). Acts within ``SKEW_MS``
+  are listed under ``undecidable`` (finding null). The simulator's brokers
+  share one clock (no per-broker offset is modelled).
+* ``isr_rule_violation``: (a) a follower admitted to the ISR with its log end
+  (last fetch offset) below the larger of the HWM its leader had exposed in
+  the epoch and the epoch's start offset: replica = the follower, [its log
+  end, that larger value); (b) a leader acknowledging ``acks=all`` produces
+  (error 0) while the ISR is smaller than min.insync.replicas, more than
+  ``SKEW_MS`` after the record that shrank it: replica = the leader,
+  [lowest, highest + 1) base offset, one per (leader, epoch).
 """
 
 from __future__ import annotations
@@ -20,6 +57,10 @@ from dataclasses import dataclass
 from typing import Any
 
 Key = tuple[str, int]
+
+#: the clock-skew allowance (DESIGN.md): acts this close to the record that
+#: made them stale are not judged
+SKEW_MS = 2000
 
 
 def key_name(key: Key) -> str:
@@ -67,12 +108,24 @@ class Truth:
         self.disputed: list[dict[str, Any]] = []
         self.violations: list[str] = []
         self._parked: list[str] = []
+        self.hw_era = era == "zk-hw"
+        self.last_position: dict[tuple[Key, int], int] = {}
+        # epoch -> ms of the record that began it, per partition
+        self.epoch_ms: dict[Key, dict[int, int]] = {}
+        # (key, broker, stale epoch) -> [lowest base, highest base] acknowledged
+        self.stale_acks: dict[tuple[Key, int, int], list[int]] = {}
+        self.stale_close: dict[tuple[Key, int, int], list[int]] = {}
+        # ISR under min ISR since (ms of the record), per partition
+        self.under_min_since: dict[Key, int] = {}
+        self.under_acks: dict[tuple[Key, int, int], list[int]] = {}
+        self.under_close: dict[tuple[Key, int, int], list[int]] = {}
 
     def add_partition(self, key: Key) -> None:
         self.keys.append(key)
         for table in (self.hwm, self.hwm_evidence, self.hwm_lineage, self.hwm_lineage_evidence):
             table[key] = 0
         self.epochs[key] = {}
+        self.epoch_ms[key] = {0: -(10**9)}
 
     # -- helpers ---------------------------------------------------------------
     def _finding(
@@ -85,8 +138,12 @@ class Truth:
         end: int | None,
         lost: int | None,
         qualifier: str | None = None,
+        visible: Any = False,
     ) -> dict[str, Any]:
-        f = {
+        """``visible``: False when not computed, None when the evidence shows no
+        such finding, else (start, end, records lost, qualifier) on the marks
+        the artefacts show; attached only when a note makes the finding loose."""
+        f: dict[str, Any] = {
             "kind": kind,
             "topic": key[0],
             "partition": key[1],
@@ -97,6 +154,15 @@ class Truth:
             "records_lost": lost,
             "qualifier": qualifier,
         }
+        if self._parked and visible is not False:
+            if visible is None:
+                f["visible_absent"] = True
+            else:
+                v_start, v_end, v_lost, v_qualifier = visible
+                f["visible_offset_start"] = v_start
+                f["visible_offset_end"] = v_end
+                f["visible_records_lost"] = v_lost
+                f["visible_qualifier"] = v_qualifier
         self.findings.append(f)
         self._flush_notes(len(self.findings) - 1, key, kind, epoch)
         return f
@@ -114,12 +180,12 @@ class Truth:
                     "topic": key[0],
                     "partition": key[1],
                     "leader_epoch": epoch,
-                    "reasons": self._parked,
+                    "reasons": list(dict.fromkeys(self._parked)),
                 }
             )
             self._parked = []
 
-    def _dispute(self, f: dict[str, Any], committed: int, reason: str) -> None:
+    def _dispute(self, f: dict[str, Any], committed: int | None, reason: str) -> None:
         self.disputed.append(
             {
                 "kind": f["kind"],
@@ -133,44 +199,64 @@ class Truth:
             }
         )
 
-    def _raise(self, key: Key, value: int, evidence: int) -> None:
-        if value > self.hwm[key]:
-            self.hwm[key] = value
-        if evidence > self.hwm_evidence[key]:
-            self.hwm_evidence[key] = evidence
-        if value > self.hwm_lineage[key]:
-            self.hwm_lineage[key] = value
-        if evidence > self.hwm_lineage_evidence[key]:
-            self.hwm_lineage_evidence[key] = evidence
+    def _raise(self, key: Key, value: int | None, evidence: int | None) -> None:
+        if value is not None:
+            if value > self.hwm[key]:
+                self.hwm[key] = value
+            if value > self.hwm_lineage[key]:
+                self.hwm_lineage[key] = value
+        if evidence is not None:
+            if evidence > self.hwm_evidence[key]:
+                self.hwm_evidence[key] = evidence
+            if evidence > self.hwm_lineage_evidence[key]:
+                self.hwm_lineage_evidence[key] = evidence
+
+    @property
+    def _shown(self) -> str:
+        if self.hw_era:
+            return "the ISR followers' fetch offsets show only"
+        return "the artefacts show only"
 
     # -- hooks -----------------------------------------------------------------
     def exposure(self, key: Key, leader: int, epoch: int, hwm: int) -> None:
         """A leader put ``hwm`` in a fetch answer."""
         before = self.hwm[key]
-        self._raise(key, hwm, hwm)
+        # zk-hw (0.10.1): the request log prints no answer
+        self._raise(key, hwm, None if self.hw_era else hwm)
         if self.hwm[key] < before:
             self.violations.append(f"true HWM of {key_name(key)} went back")
         w = self.watch.get(key)
         if w is not None and w[0] == epoch and w[1] == leader and hwm < w[2]:
             del self.watch[key]
+            visible: Any = False
             if w[3] != w[2]:
                 self._note(
                     key,
                     "hwm_regression",
                     epoch,
                     f"H({epoch})={w[2]} comes from an acks=all ack whose record count is not in "
-                    f"the request log; the artefacts show only H={w[3]} (base offset + 1)",
+                    f"the request log; {self._shown} H={w[3]}",
                 )
-            self._finding("hwm_regression", key, epoch, leader, hwm, w[2], None)
+                # the same answer shows the regression on the visible mark too
+                if hwm < w[3]:
+                    visible = (hwm, w[3], None, None)
+            self._finding("hwm_regression", key, epoch, leader, hwm, w[2], None, visible=visible)
 
     def ack(self, key: Key, base: int, records: int) -> None:
         """An acks=all produce answered errorCode 0."""
-        self._raise(key, base + records, base + 1)
+        # zk-hw (0.10.1): the request log prints no produce offsets
+        self._raise(key, base + records, None if self.hw_era else base + 1)
+
+    def fetch_mark(self, key: Key, mark: int) -> None:
+        """zk-hw: the leader read a fetch; ``mark`` is the lowest fetch offset
+        of its ISR followers (all of them have fetched in this leadership)."""
+        self._raise(key, None, mark)
 
     def position_seen(self, key: Key, replica: int, offset: int) -> None:
         k = (key, replica)
         if offset > self.position.get(k, -1):
             self.position[k] = offset
+        self.last_position[k] = offset
 
     def epoch_began(
         self,
@@ -181,25 +267,35 @@ class Truth:
         prev_isr: list[int],
         recovering: bool,
         leader_alive: bool = True,
+        now: int | None = None,
     ) -> None:
         """The PartitionChangeRecord carrying ``leader`` (epoch ``epoch``) was written."""
         self.watch.pop(key, None)
+        if now is not None:
+            self.epoch_ms[key][epoch] = now
         if leader < 0:
             return
         h, h_ev, h_lin = self.hwm[key], self.hwm_evidence[key], self.hwm_lineage[key]
         h_lin_ev = self.hwm_lineage_evidence[key]
         self.epochs[key][epoch] = EpochInfo(leader, x, h, h_ev, h_lin, h_lin_ev)
+        down = not leader_alive and x < h
+        # the same on the marks the artefacts show (unknowable when the leader
+        # was down: X is then in no artefact)
+        real = (x, h_lin, h_lin - x, None) if x < h_lin else None
+        seen = (x, h_lin_ev, h_lin_ev - x, None) if x < h_lin_ev else None
+        visible: Any = False if down else seen
         # Every finding resting on H(E) is undecidable when H(E) comes from an
-        # acks=all batch's record count, which no artefact shows.
+        # acks=all batch's record count, which no artefact shows, and the
+        # shown mark gives other values.
         unsure = (
             f"H({epoch})={h_lin} comes from an acks=all ack whose record count is not in the "
-            f"request log; the artefacts show only H={h_lin_ev} (base offset + 1)"
-            if h_lin != h_lin_ev and (x < h_lin or x < h_lin_ev)
+            f"request log; {self._shown} H={h_lin_ev}"
+            if h_lin != h_lin_ev and (x < h_lin or x < h_lin_ev) and (down or seen != real)
             else None
         )
         if unsure:
             self._note(key, "committed_data_loss", epoch, unsure)
-        if not leader_alive and x < h:
+        if down:
             self._note(
                 key,
                 "committed_data_loss",
@@ -212,7 +308,12 @@ class Truth:
         # orphaned m2 and seed 002 5.3.3's cascade; docs/findings.md).
         if leader not in prev_isr or recovering:
             lo, hi, lost = (x, h_lin, h_lin - x) if x < h_lin else (None, None, 0)
-            f = self._finding("unclean_election", key, epoch, leader, lo, hi, lost)
+            v_unclean: Any = visible
+            if visible is None:
+                v_unclean = (None, None, 0, None)
+            f = self._finding(
+                "unclean_election", key, epoch, leader, lo, hi, lost, visible=v_unclean
+            )
             if h != h_lin and x < h:
                 self._dispute(
                     f, lost, "the never-falling true HWM would count an earlier loss again"
@@ -220,7 +321,9 @@ class Truth:
         if x < h_lin:
             if unsure:
                 self._note(key, "committed_data_loss", epoch, unsure)
-            f = self._finding("committed_data_loss", key, epoch, None, x, h_lin, h_lin - x)
+            f = self._finding(
+                "committed_data_loss", key, epoch, None, x, h_lin, h_lin - x, visible=visible
+            )
             self.watch[key] = (epoch, leader, h_lin, h_lin_ev)
         self._flush_notes(None, key, "committed_data_loss", epoch)
         if x < h_lin:
@@ -265,8 +368,20 @@ class Truth:
                     f"replica {replica} lost [{drop.to}, {drop.frm}) when the true HWM was "
                     f"{drop.h}; when the loss shows (its next fetch) the true HWM is {now_h}",
                 )
+            last = self.last_position.get((key, replica), -1)
             self._truncation(
-                key, replica, drop.frm, drop.to, cle, drop.top_epoch, drop.h, drop.h_evidence
+                key,
+                replica,
+                drop.frm,
+                drop.to,
+                cle,
+                drop.top_epoch,
+                drop.h,
+                drop.h_evidence,
+                # what a reader sees: the replica's last log end in evidence, and
+                # the mark when the loss shows
+                visible_frm=min(drop.frm, last) if last >= 0 else drop.frm,
+                visible_h=self.hwm_evidence[key],
             )
         self.position_seen(key, replica, fetch_offset)
 
@@ -275,16 +390,76 @@ class Truth:
         self._truncation(key, replica, frm, to, cle, top, self.hwm[key], self.hwm_evidence[key])
 
     def _truncation(
-        self, key: Key, replica: int, frm: int, to: int, cle: int, top: int, h: int, h_ev: int
+        self,
+        key: Key,
+        replica: int,
+        frm: int,
+        to: int,
+        cle: int,
+        top: int,
+        h: int,
+        h_ev: int,
+        visible_frm: int | None = None,
+        visible_h: int | None = None,
     ) -> None:
         try:
-            self._truncation_finding(key, replica, frm, to, cle, top, h, h_ev)
+            self._truncation_finding(
+                key,
+                replica,
+                frm,
+                to,
+                cle,
+                top,
+                h,
+                h_ev,
+                frm if visible_frm is None else visible_frm,
+                h_ev if visible_h is None else visible_h,
+            )
         finally:
             # reasons left over: the evidence may show a finding the truth does not have
             self._flush_notes(None, key, "truncation_below_hwm", cle)
 
+    def _truncation_values(
+        self, key: Key, frm: int, to: int, cle: int, top: int, h: int, evidence: bool
+    ) -> tuple[int, int, int | None, str] | None:
+        """docs/findings.md's truncation_below_hwm on the real marks, or (with
+        ``evidence``) on the marks the artefacts show; None: no finding."""
+        if to >= frm:
+            return None
+        lineage = self.hwm_lineage_evidence[key] if evidence else self.hwm_lineage[key]
+        later = [info for e, info in sorted(self.epochs[key].items()) if top < e <= cle]
+        if top >= cle:
+            h_ref = min(h, lineage)
+        elif not later or top < 0:
+            h_ref = h
+        else:
+            h_ref = later[0].h_lineage_evidence if evidence else later[0].h_lineage
+        if to >= h_ref:
+            return None
+        end = min(frm, h_ref)
+        qualifier, lost = "local", None
+        if top >= cle:
+            qualifier = "local"
+        elif not later or top < 0:
+            qualifier = "unknown"
+        else:
+            rewritten_from = min(info.x for info in later)
+            if end > rewritten_from:
+                qualifier, lost = "global", end - max(rewritten_from, to)
+        return to, end, lost, qualifier
+
     def _truncation_finding(
-        self, key: Key, replica: int, frm: int, to: int, cle: int, top: int, h: int, h_ev: int
+        self,
+        key: Key,
+        replica: int,
+        frm: int,
+        to: int,
+        cle: int,
+        top: int,
+        h: int,
+        h_ev: int,
+        v_frm: int,
+        v_h: int,
     ) -> None:
         if to >= frm:
             return
@@ -320,26 +495,107 @@ class Truth:
                 f"truncation of replica {replica} [{to}, {frm}): the committed mark {h_ref} rests "
                 f"on an acks=all ack's record count; the artefacts show {h_ref_ev}",
             )
-        if to >= h_ref:
+        real = self._truncation_values(key, frm, to, cle, top, h, evidence=False)
+        visible = self._truncation_values(key, v_frm, to, cle, top, v_h, evidence=True)
+        if real == visible:
+            self._parked = []  # the artefacts show exactly this: nothing undecidable
+        if real is None:
             return
-        end = min(frm, h_ref)
-        qualifier, lost = "local", None
-        if top >= cle:
-            qualifier = "local"
-        elif not later or top < 0:
-            qualifier = "unknown"
-        else:
-            rewritten_from = min(info.x for info in later)
-            if end <= rewritten_from:
-                qualifier = "local"
-            else:
-                qualifier, lost = "global", end - max(rewritten_from, to)
-        f = self._finding("truncation_below_hwm", key, cle, replica, to, end, lost, qualifier)
+        start, end, lost, qualifier = real
+        f = self._finding(
+            "truncation_below_hwm", key, cle, replica, start, end, lost, qualifier, visible=visible
+        )
         if h_ref != h and to < h:
             self._dispute(f, lost, "the never-falling true HWM would count uncommitted records")
 
+    # -- rule violations ---------------------------------------------------------
+    @staticmethod
+    def _widen(
+        table: dict[tuple[Key, int, int], list[int]], k: tuple[Key, int, int], base: int
+    ) -> None:
+        span = table.setdefault(k, [base, base])
+        span[0], span[1] = min(span[0], base), max(span[1], base)
+
+    def isr_in_force(self, key: Key, under_min: bool, now: int) -> None:
+        """A PartitionChangeRecord (or ZK write) set the ISR now in force."""
+        if not under_min:
+            self.under_min_since.pop(key, None)
+        elif key not in self.under_min_since:
+            self.under_min_since[key] = now
+
+    def acknowledged(
+        self, key: Key, broker: int, epoch: int, base: int, acks: int, now: int
+    ) -> None:
+        """``broker``, acting as leader of ``epoch``, answered a produce errorCode 0."""
+        later = [e for e in self.epoch_ms[key] if e > epoch]
+        if later:
+            began = self.epoch_ms[key][min(later)]
+            table = self.stale_acks if now - began > SKEW_MS else self.stale_close
+            self._widen(table, (key, broker, epoch), base)
+        since = self.under_min_since.get(key)
+        if acks == -1 and since is not None:
+            table = self.under_acks if now - since > SKEW_MS else self.under_close
+            self._widen(table, (key, broker, epoch), base)
+
+    def lagging_join(
+        self,
+        key: Key,
+        follower: int,
+        epoch: int,
+        offset: int,
+        exposed: int,
+        start: int,
+        hwm: int,
+    ) -> None:
+        """The ISR took ``follower`` with its log end ``offset`` below the leader's
+        HWM ``hwm`` or the epoch's start offset ``start``."""
+        end = max(exposed, start)
+        if offset < end:
+            f = self._finding("isr_rule_violation", key, epoch, follower, offset, end, None)
+            f["severity"] = "warning"
+            return
+        self._note(
+            key,
+            "isr_rule_violation",
+            epoch,
+            f"follower {follower} joined the ISR at {offset}, below the leader's HWM {hwm} "
+            f"that no fetch answer had shown yet (highest shown {exposed}, start {start})",
+        )
+        self._flush_notes(None, key, "isr_rule_violation", epoch)
+
+    def _close_rules(self) -> None:
+        """Emit the per-(broker, epoch) rule violations gathered during the run."""
+        rules = (
+            (
+                "fencing_violation",
+                self.stale_acks,
+                self.stale_close,
+                "acknowledged as leader of epoch {e} within {skew} ms of the record that "
+                "began a later epoch: [{lo}, {hi}] (base offsets), inside the skew allowance",
+            ),
+            (
+                "isr_rule_violation",
+                self.under_acks,
+                self.under_close,
+                "acknowledged acks=all under min.insync.replicas in epoch {e} within {skew} ms "
+                "of the record that shrank the ISR: [{lo}, {hi}] (base offsets), inside the skew "
+                "allowance",
+            ),
+        )
+        for kind, far, close, reason in rules:
+            for (key, broker, epoch), (lo, hi) in sorted(far.items()):
+                f = self._finding(kind, key, epoch, broker, lo, hi + 1, None)
+                f["severity"] = "warning"
+            for (key, broker, epoch), (lo, hi) in sorted(close.items()):
+                text = reason.format(e=epoch, skew=SKEW_MS, lo=lo, hi=hi)
+                self._note(key, kind, epoch, f"broker {broker} {text}")
+                self._flush_notes(None, key, kind, epoch)
+        for table in (self.stale_acks, self.stale_close, self.under_acks, self.under_close):
+            table.clear()
+
     # -- result ----------------------------------------------------------------
     def result(self) -> dict[str, Any]:
+        self._close_rules()
         verdicts = {}
         bad = {(f["topic"], f["partition"]) for f in self.findings}
         for key in self.keys:

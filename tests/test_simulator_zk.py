@@ -138,7 +138,7 @@ def test_every_zk_scenario_writes_its_eras_artefacts(tmp_path: Path, scenario: s
     params = truth["params"]
     assert "metadata.version" not in params and "broker.session.timeout.ms" not in params
     assert params["inter.broker.protocol.version"] == (
-        "2.8-IV1" if era == "zk-epoch" else "0.10.2-IV0"
+        "2.8-IV1" if era == "zk-epoch" else "0.10.1-IV2"
     )
     for b, broker in cluster.brokers.items():
         folder = tmp_path / f"broker-{b}"
@@ -148,8 +148,8 @@ def test_every_zk_scenario_writes_its_eras_artefacts(tmp_path: Path, scenario: s
         for topic, p in broker.replicas:
             epochs = data / f"{topic}-{p}" / "leader-epoch-checkpoint"
             assert epochs.is_file() == (era == "zk-epoch")
-        # 0.8-0.10: text request logs without offsets: none is written
-        assert (folder / "kafka-request.log").is_file() == (era == "zk-epoch")
+        # zk-epoch: KIP-673 JSON; zk-hw: 0.10.1 TRACE text (fetch offsets)
+        assert (folder / "kafka-request.log").is_file()
 
 
 def test_controller_lines_follow_the_zk_rules(tmp_path: Path) -> None:
@@ -274,7 +274,8 @@ def test_hw_truncation_lines_and_checkpoints(tmp_path: Path) -> None:
     ) in a
     sc = [m for _, _, m, _ in lines(tmp_path / "broker-1" / "state-change.log")]
     assert sc[1:] == [
-        "[Broker id=1] Follower seed-0 starts at leader epoch 0 from offset 11 with high "
+        # m2 (10) and the acks=1 record (11) fetched, HW 10 from the checkpoint
+        "[Broker id=1] Follower seed-0 starts at leader epoch 0 from offset 12 with high "
         "watermark 10. Previous leader epoch was -1.",
         "[Broker id=1] Leader seed-0 starts at leader epoch 1 from offset 10 with high "
         "watermark 10 ISR [1] addingReplicas [] removingReplicas []. Previous leader epoch was 0.",
@@ -417,3 +418,136 @@ def test_listing_and_random_eras(tmp_path: Path) -> None:
     app.command()(simulate_command)
     listed = CliRunner().invoke(app, ["--list"])
     assert listed.exit_code == 0 and "seed000-hw-truncation\t" in listed.output
+
+
+# -- zk-hw request log: 0.10.1 at TRACE (artefacts.TextRequestLog) ------------------------
+
+TEXT_TAIL = (
+    r" from connection 10\.0\.0\.(?P<leader>\d+):9092-10\.0\.(?:0|1)\.\d+:\d+;"
+    r"totalTime:(?P<total>\d+),requestQueueTime:0,localTime:\d+,remoteTime:\d+,"
+    r"responseQueueTime:0,sendTime:0,securityProtocol:PLAINTEXT,principal:User:ANONYMOUS$"
+)
+TEXT_FETCH = re.compile(
+    r"^Completed request:Name: FetchRequest; Version: 3; CorrelationId: \d+; "
+    r"ClientId: ReplicaFetcherThread-0-(?P<to>\d+); ReplicaId: (?P<replica>\d+); "
+    r"MaxWait: 500 ms; MinBytes: 1 bytes; MaxBytes:10485760 bytes; RequestInfo: "
+    r"\(\[(?P<topic>[\w.-]+),(?P<p>\d+)\],PartitionFetchInfo\((?P<offset>\d+),1048576\)\)"
+    + TEXT_TAIL
+)
+TEXT_PRODUCE = re.compile(
+    r"^Completed request:\{api_key=0,api_version=2,correlation_id=\d+,"
+    r"client_id=producer-\d+\} -- \{acks=(?P<acks>-1|0|1),timeout=30000,"
+    r"topic_data=\[\{topic=[\w.-]+,data=\[\{partition=\d+,"
+    r"record_set=java\.nio\.HeapByteBuffer\[pos=0 lim=(?P<lim>\d+) cap=(?P=lim)\]\}\]\}\]\}"
+    + TEXT_TAIL
+)
+TRACE = re.compile(
+    r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3})\] TRACE (.*) \(kafka\.request\.logger\)$"
+)
+
+
+def text_requests(path: Path) -> list[tuple[str, str, re.Match[str]]]:
+    out, last = [], ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = TRACE.match(line)
+        assert m, line
+        assert m.group(1) >= last, line
+        last = m.group(1)
+        shape = TEXT_FETCH.match(m.group(2)) or TEXT_PRODUCE.match(m.group(2))
+        assert shape, line
+        out.append((m.group(1), "FETCH" if "FetchRequest" in line else "PRODUCE", shape))
+    return out
+
+
+@pytest.mark.parametrize("scenario", ["seed000-hw-truncation", "seed000-divergence-hw"])
+def test_zk_hw_request_log_in_the_0_10_1_text_shape(tmp_path: Path, scenario: str) -> None:
+    _, cluster = run(scenario, tmp_path)
+    kinds: set[str] = set()
+    for b in cluster.brokers:
+        found = text_requests(tmp_path / f"broker-{b}" / "kafka-request.log")
+        kinds |= {kind for _, kind, _ in found}
+        for _, kind, m in found:
+            assert m.group("leader") == str(b)  # only requests the broker received
+            if kind == "FETCH":
+                assert m.group("to") == str(b) and m.group("replica") != str(b)
+            else:
+                assert int(m.group("lim")) % 100 == 0  # 100 bytes a message (magic 1)
+    assert kinds == {"FETCH", "PRODUCE"}
+
+
+def test_zk_hw_request_log_exact_lines(tmp_path: Path) -> None:
+    """RequestChannel.scala / FetchRequest.scala (describe) / Struct.java at 0.10.1.1."""
+    run("seed000-hw-truncation", tmp_path)
+    text = (tmp_path / "broker-2" / "kafka-request.log").read_text().splitlines()
+    tail = "securityProtocol:PLAINTEXT,principal:User:ANONYMOUS (kafka.request.logger)"
+    # A's fetch of m2 answered at once; then the fetch at 11 that lets B commit m2,
+    # logged with m2's acks=all answer (no offsets, no error code in 0.10)
+    assert (
+        "[2024-05-01 10:00:10,300] TRACE Completed request:Name: FetchRequest; Version: 3; "
+        "CorrelationId: 20; ClientId: ReplicaFetcherThread-0-2; ReplicaId: 1; MaxWait: 500 ms; "
+        "MinBytes: 1 bytes; MaxBytes:10485760 bytes; RequestInfo: ([seed,0],"
+        "PartitionFetchInfo(10,1048576)) from connection 10.0.0.2:9092-10.0.0.1:51001;"
+        "totalTime:0,requestQueueTime:0,localTime:0,remoteTime:0,responseQueueTime:0,sendTime:0,"
+        + tail
+    ) in text
+    assert (
+        "[2024-05-01 10:00:10,800] TRACE Completed request:{api_key=0,api_version=2,"
+        "correlation_id=1,client_id=producer-9} -- {acks=-1,timeout=30000,topic_data=[{"
+        "topic=seed,data=[{partition=0,record_set=java.nio.HeapByteBuffer[pos=0 lim=100 "
+        "cap=100]}]}]} from connection 10.0.0.2:9092-10.0.1.9:40009;totalTime:601,"
+        "requestQueueTime:0,localTime:1,remoteTime:600,responseQueueTime:0,sendTime:0," + tail
+    ) in text
+    assert (
+        "[2024-05-01 10:00:10,800] TRACE Completed request:Name: FetchRequest; Version: 3; "
+        "CorrelationId: 21; ClientId: ReplicaFetcherThread-0-2; ReplicaId: 1; MaxWait: 500 ms; "
+        "MinBytes: 1 bytes; MaxBytes:10485760 bytes; RequestInfo: ([seed,0],"
+        "PartitionFetchInfo(11,1048576)) from connection 10.0.0.2:9092-10.0.0.1:51001;"
+        "totalTime:0,requestQueueTime:0,localTime:0,remoteTime:0,responseQueueTime:0,sendTime:0,"
+        + tail
+    ) in text
+    # a long poll (nothing to return at 9800) is logged when it expires, ~maxWait later
+    assert (
+        "[2024-05-01 10:00:10,299] TRACE Completed request:Name: FetchRequest; Version: 3; "
+        "CorrelationId: 19; ClientId: ReplicaFetcherThread-0-2; ReplicaId: 1; MaxWait: 500 ms; "
+        "MinBytes: 1 bytes; MaxBytes:10485760 bytes; RequestInfo: ([seed,0],"
+        "PartitionFetchInfo(10,1048576)) from connection 10.0.0.2:9092-10.0.0.1:51001;"
+        "totalTime:499,requestQueueTime:0,localTime:0,remoteTime:499,responseQueueTime:0,"
+        "sendTime:0," + tail
+    ) in text
+
+
+def test_zk_hw_fetch_offsets_show_the_committed_mark(tmp_path: Path) -> None:
+    """B's HW is the minimum LEO of its ISR [2, 1]: A's logged fetch offset 11 shows
+    that m2 (offset 10) was committed, which is what the truth's loss rests on."""
+    truth = simulator.simulate("seed000-hw-truncation", tmp_path)
+    found = text_requests(tmp_path / "broker-2" / "kafka-request.log")
+    before_crash = [
+        int(m.group("offset"))
+        for ts, kind, m in found
+        if kind == "FETCH" and m.group("replica") == "1" and ts < "2024-05-01 10:00:10,900"
+    ]
+    loss = next(f for f in truth["findings"] if f["kind"] == "committed_data_loss")
+    assert max(before_crash) == loss["offset_end"] == 11
+    assert "undecidable" not in truth
+    # B fails at 10900: nothing more is logged by it until it returns at 30000
+    stamps = [ts for ts, _, _ in found]
+    assert not [ts for ts in stamps if "2024-05-01 10:00:10,800" < ts < "2024-05-01 10:00:30"]
+
+
+def test_zk_hw_mark_in_a_lost_long_poll_stays_undecidable(tmp_path: Path) -> None:
+    """Without the acks=1 record A's fetch at 11 long-polls, and B fails before
+    answering it: 0.10.1 never logs it, no artefact shows m2 committed. The truth
+    keeps its findings but says the artefacts show none of them."""
+    spec = build("seed000-hw-truncation")
+    spec.schedule = [a for a in spec.schedule if a.at_ms != 10700]
+    truth = Truth(spec.name, 0, spec.era, spec.params())
+    Cluster(spec, tmp_path, 0, truth, check=True).run()
+    result = truth.result()
+    assert [f for f in result["findings"] if f["kind"] != "hwm_regression"] == [
+        {**f, "visible_absent": True}
+        for f in EXPECTED["seed000-hw-truncation"]
+        if f["kind"] != "hwm_regression"
+    ]
+    assert [n["finding"] for n in result["undecidable"]] == [0, 1, 2, 3]
+    text = (tmp_path / "broker-2" / "kafka-request.log").read_text()
+    assert "PartitionFetchInfo(11,1048576)" not in text

@@ -1,0 +1,397 @@
+"""Rule violations in the simulator's truth and the evidence-visible values.
+
+The zombie leader (``fencing_violation``), the two ISR-rule mutations
+(``isr_rule_violation``), the ``visible_*`` fields beside an undecidable
+finding's real values, and determinism. Every scenario's truth is checked
+exactly and then against what its own artefacts show.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import simulator
+from simulator.api import run
+from simulator.cluster import Cluster
+from simulator.scenarios import RULE_NAMED, build
+from simulator.truth import SKEW_MS, Truth
+
+BASE = datetime(2024, 5, 1, 10, 0, 0)
+EPOCH_MS = 1714557600000
+REQUEST = re.compile(
+    r"^\[(?P<ts>[\d-]+ [\d:]+,\d{3})\] DEBUG Completed request:(?P<body>\{.*\}) "
+    r"\(kafka\.request\.logger\)$"
+)
+RECORD = re.compile(r"^\| offset: (\d+) CreateTime: (\d+) .* payload: (\{.*\})$")
+
+
+def sim_ms(stamp: str) -> int:
+    moment = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f")
+    return round((moment - BASE).total_seconds() * 1000)
+
+
+def requests(out: Path, broker: int) -> list[tuple[int, dict[str, Any]]]:
+    found = []
+    for line in (out / f"broker-{broker}" / "kafka-request.log").read_text().splitlines():
+        m = REQUEST.match(line)
+        assert m, line
+        found.append((sim_ms(m.group("ts")), json.loads(m.group("body"))))
+    return found
+
+
+def produce_acks(out: Path, broker: int, acks: int) -> list[tuple[int, int]]:
+    """(ms, base offset) of every produce ``broker`` answered errorCode 0."""
+    acked = []
+    for ms, body in requests(out, broker):
+        if body["requestHeader"]["requestApiKeyName"] != "PRODUCE":
+            continue
+        if body["request"]["acks"] != acks or body["response"] == "":
+            continue
+        for topic in body["response"]["responses"]:
+            for part in topic["partitionResponses"]:
+                if part["errorCode"] == 0:
+                    acked.append((ms, part["baseOffset"]))
+    return acked
+
+
+def records(out: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(ms, record) of the metadata-log dump."""
+    found = []
+    for line in (out / "controller" / "metadata.log.txt").read_text().splitlines():
+        m = RECORD.match(line)
+        if m:
+            found.append((int(m.group(2)) - EPOCH_MS, json.loads(m.group(3))))
+    return found
+
+
+def changes(out: Path) -> list[tuple[int, dict[str, Any]]]:
+    return [(ms, r["data"]) for ms, r in records(out) if r["type"] == "PARTITION_CHANGE_RECORD"]
+
+
+def F(kind: str, epoch: int, replica: int, start: int, end: int) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "topic": "orders",
+        "partition": 0,
+        "leader_epoch": epoch,
+        "replica": replica,
+        "offset_start": start,
+        "offset_end": end,
+        "records_lost": None,
+        "qualifier": None,
+        "severity": "warning",
+    }
+
+
+def note(kind: str, epoch: int, reason: str) -> dict[str, Any]:
+    return {
+        "finding": None,
+        "kind": kind,
+        "topic": "orders",
+        "partition": 0,
+        "leader_epoch": epoch,
+        "reasons": [reason],
+    }
+
+
+# -- the zombie leader -----------------------------------------------------------------
+
+
+def test_zombie_leader_truth_exactly(tmp_path: Path) -> None:
+    truth, cluster = run("kraft-zombie-leader", tmp_path, check=True)
+    assert cluster.violations == []
+    # acks=1 of 5 records each second from 21100 at 210; epoch 1 begins at 29450
+    assert truth["findings"] == [F("fencing_violation", 0, 1, 265, 281)]
+    assert truth["undecidable"] == [
+        note(
+            "fencing_violation",
+            0,
+            "broker 1 acknowledged as leader of epoch 0 within 2000 ms of the record that "
+            "began a later epoch: [255, 260] (base offsets), inside the skew allowance",
+        )
+    ]
+    assert truth["verdicts"] == {"orders-0": "invalid"}
+    assert "disputed" not in truth
+
+
+def test_zombie_leader_artefacts_show_its_truth(tmp_path: Path) -> None:
+    truth = simulator.simulate("kraft-zombie-leader", tmp_path)
+    began = [(ms, d) for ms, d in changes(tmp_path) if d.get("leader", -2) >= 0]
+    assert [(ms, d["leader"], d["isr"]) for ms, d in began] == [(29450, 2, [2, 3])]
+    start = began[0][0]
+    stale = [(ms, base) for ms, base in produce_acks(tmp_path, 1, 1) if ms > start]
+    far = [base for ms, base in stale if ms - start > SKEW_MS]
+    close = [base for ms, base in stale if ms - start <= SKEW_MS]
+    (finding,) = truth["findings"]
+    assert (finding["offset_start"], finding["offset_end"]) == (min(far), max(far) + 1)
+    assert close == [255, 260]
+    # the new leader never acknowledged in epoch 0's name: all of its acks come after
+    assert all(ms > start for ms, _ in produce_acks(tmp_path, 2, -1))
+    # back in the cluster, the zombie truncates its uncommitted acks=1 records to the
+    # new leader's start offset: nothing committed was there, no truncation_below_hwm
+    server = (tmp_path / "broker-1" / "server.log").read_text()
+    assert "[UnifiedLog partition=orders-0, dir=/var/lib/kafka/data] Truncating to offset 210" in (
+        server
+    )
+    assert [f["kind"] for f in truth["findings"]] == ["fencing_violation"]
+
+
+def test_fencing_rule_in_the_truth_alone() -> None:
+    """Acts more than the skew allowance after the record that began a later epoch
+    are the finding; closer ones a note; one finding per (broker, stale epoch)."""
+    truth = Truth("unit", 0, "kraft", {})
+    key = ("orders", 0)
+    truth.add_partition(key)
+    truth.epoch_began(key, 1, 2, 0, [1, 2], False, now=10000)
+    truth.acknowledged(key, 1, 0, 40, 1, 12000)  # exactly 2 s: inside the allowance
+    truth.acknowledged(key, 1, 0, 50, 1, 12001)
+    truth.acknowledged(key, 1, 0, 45, 1, 15000)
+    truth.acknowledged(key, 2, 1, 60, 1, 15000)  # the leader of epoch 1: fine
+    result = truth.result()
+    assert result["findings"] == [F("fencing_violation", 0, 1, 45, 51)]
+    assert [n["reasons"] for n in result["undecidable"]] == [
+        [
+            "broker 1 acknowledged as leader of epoch 0 within 2000 ms of the record that "
+            "began a later epoch: [40, 40] (base offsets), inside the skew allowance"
+        ]
+    ]
+
+
+# -- ISR-rule mutations -------------------------------------------------------------------
+
+
+def test_lagging_isr_join_truth_exactly(tmp_path: Path) -> None:
+    truth, cluster = run("mutation-lagging-isr-join", tmp_path, check=True)
+    assert cluster.violations == []
+    assert truth["findings"] == [F("isr_rule_violation", 0, 3, 100, 300)]
+    assert "undecidable" not in truth and "disputed" not in truth
+    assert truth["params"]["mutations"] == {"lagging_isr_join": 1.0}
+    # the artefacts: 3 is taken back into the ISR when its fetch offset is 100, while
+    # leader 1 had answered fetches with the HWM 300
+    isr = [(ms, d["isr"]) for ms, d in changes(tmp_path) if "isr" in d]
+    assert [i for _, i in isr] == [[1, 2], [1, 2, 3]]
+    joined = isr[1][0]
+    fetch_offset = hwm = None
+    for ms, body in requests(tmp_path, 1):
+        if body["requestHeader"]["requestApiKeyName"] != "FETCH" or ms > joined:
+            continue
+        for topic in body["response"]["responses"]:
+            for part in topic["partitions"]:
+                hwm = max(hwm or 0, part["highWatermark"])
+        if ms == joined and body["request"]["replicaId"] == 3:
+            fetch_offset = body["request"]["topics"][0]["partitions"][0]["fetchOffset"]
+    assert (fetch_offset, hwm) == (100, 300)
+
+
+def test_without_the_mutation_the_follower_joins_caught_up(tmp_path: Path) -> None:
+    spec = build("mutation-lagging-isr-join")
+    spec.mutations = {}
+    truth = Truth(spec.name, 0, spec.era, spec.params())
+    cluster = Cluster(spec, tmp_path, 0, truth, check=True)
+    cluster.run()
+    assert truth.result()["findings"] == [] and cluster.violations == []
+    isr = [(ms, d["isr"]) for ms, d in changes(tmp_path) if "isr" in d]
+    assert [i for _, i in isr] == [[1, 2], [1, 2, 3]] and isr[1][0] > 30400
+
+
+def test_acks_all_under_min_isr_truth_exactly(tmp_path: Path) -> None:
+    truth, cluster = run("mutation-acks-all-under-min-isr", tmp_path, check=True)
+    assert cluster.violations == []
+    assert truth["findings"] == [F("isr_rule_violation", 0, 1, 220, 401)]
+    assert truth["undecidable"] == [
+        note(
+            "isr_rule_violation",
+            0,
+            "broker 1 acknowledged acks=all under min.insync.replicas in epoch 0 within 2000 "
+            "ms of the record that shrank the ISR: [100, 210] (base offsets), inside the skew "
+            "allowance",
+        )
+    ]
+    # the artefacts: min ISR 2 in a CONFIG_RECORD (kafka-formats.md 2.4), the records
+    # that shrink and regrow the ISR, the acks=all answered 0 in between
+    configs = [r["data"] for _, r in records(tmp_path) if r["type"] == "CONFIG_RECORD"]
+    assert configs == [
+        {
+            "resourceType": 2,
+            "resourceName": "orders",
+            "name": "min.insync.replicas",
+            "value": "2",
+        }
+    ]
+    isr = [(ms, d["isr"]) for ms, d in changes(tmp_path) if "isr" in d]
+    shrunk = next(ms for ms, i in isr if len(i) < 2)
+    regrown = next(ms for ms, i in isr if ms > shrunk and len(i) >= 2)
+    under = [b for ms, b in produce_acks(tmp_path, 1, -1) if shrunk + SKEW_MS < ms < regrown]
+    (finding,) = truth["findings"]
+    assert (finding["offset_start"], finding["offset_end"]) == (min(under), max(under) + 1)
+
+
+def test_without_the_mutation_acks_all_is_refused_under_min_isr(tmp_path: Path) -> None:
+    spec = build("mutation-acks-all-under-min-isr")
+    spec.mutations = {}
+    truth = Truth(spec.name, 0, spec.era, spec.params())
+    cluster = Cluster(spec, tmp_path, 0, truth, check=True)
+    cluster.run()
+    assert truth.result()["findings"] == [] and cluster.violations == []
+    errors = set()
+    for _, body in requests(tmp_path, 1):
+        if body["requestHeader"]["requestApiKeyName"] == "PRODUCE":
+            for topic in body["response"]["responses"]:
+                errors |= {p["errorCode"] for p in topic["partitionResponses"]}
+    assert errors == {0, 19, 20}  # NOT_ENOUGH_REPLICAS (_AFTER_APPEND)
+
+
+def test_rule_scenarios_are_listed_apart() -> None:
+    every = dict(simulator.list_scenarios(all_eras=True))
+    with_rules = dict(simulator.list_scenarios(all_eras=True, rules=True))
+    assert not set(RULE_NAMED) & set(every) and set(RULE_NAMED) <= set(with_rules)
+    for name in RULE_NAMED:
+        assert with_rules[name] and "\n" not in with_rules[name]
+
+
+def test_random_mutation_knobs(tmp_path: Path) -> None:
+    plain = simulator.simulate("random", tmp_path / "plain", seed=3)
+    mutated = simulator.simulate(
+        "random",
+        tmp_path / "mutated",
+        seed=3,
+        mutation_lagging_isr_join=1.0,
+        mutation_acks_all_under_min_isr=1.0,
+    )
+    rules = [f for f in mutated["findings"] if f["kind"] == "isr_rule_violation"]
+    assert rules and all(f["severity"] == "warning" for f in rules)
+    assert not [f for f in plain["findings"] if f["kind"] == "isr_rule_violation"]
+    assert "mutations" not in plain["params"]
+    assert mutated["params"]["mutations"] == {
+        "acks_all_under_min_isr": 1.0,
+        "lagging_isr_join": 1.0,
+    }
+    with pytest.raises(ValueError):
+        simulator.simulate("random", tmp_path / "x", seed=3, mutation_lagging_isr_join=2)
+    with pytest.raises(ValueError):
+        simulator.simulate("random", tmp_path / "y", seed=3, mutation_unknown=1)
+
+
+def test_no_rule_violation_without_mutations_or_zombies(tmp_path: Path) -> None:
+    for seed in range(12):
+        truth = simulator.simulate("random", tmp_path / str(seed), seed=seed, fault_rate=6)
+        kinds = {f["kind"] for f in truth["findings"]}
+        assert not kinds & {"fencing_violation", "isr_rule_violation"}, seed
+
+
+# -- evidence-visible values ------------------------------------------------------------
+
+
+def test_visible_values_beside_a_mark_the_artefacts_show_lower() -> None:
+    """An acks=all ack of 5 records at 10: the truth's mark is 15, the request log
+    shows 11 (base offset + 1); a leader elected at 10 lost [10, 15), visibly [10, 11)."""
+    truth = Truth("unit", 0, "kraft", {})
+    key = ("orders", 0)
+    truth.add_partition(key)
+    truth.ack(key, 10, 5)
+    truth.epoch_began(key, 1, 2, 10, [1, 2], False, now=1000)
+    result = truth.result()
+    (finding,) = result["findings"]
+    assert finding == {
+        "kind": "committed_data_loss",
+        "topic": "orders",
+        "partition": 0,
+        "leader_epoch": 1,
+        "replica": None,
+        "offset_start": 10,
+        "offset_end": 15,
+        "records_lost": 5,
+        "qualifier": None,
+        "visible_offset_start": 10,
+        "visible_offset_end": 11,
+        "visible_records_lost": 1,
+        "visible_qualifier": None,
+    }
+    assert [n["finding"] for n in result["undecidable"]] == [0]
+
+
+def test_zk_hw_marks_come_from_the_fetch_offsets() -> None:
+    """zk-hw: an ack shows no offset; the ISR followers' fetch offsets show the mark."""
+    for shown, expected in [(None, {"visible_absent": True}), (11, {})]:
+        truth = Truth("unit", 0, "zk-hw", {})
+        key = ("seed", 0)
+        truth.add_partition(key)
+        truth.ack(key, 10, 1)
+        if shown is not None:
+            truth.fetch_mark(key, shown)
+        truth.epoch_began(key, 1, 1, 10, [2, 1], False, now=1000)
+        result = truth.result()
+        (finding,) = result["findings"]
+        assert (finding["offset_start"], finding["offset_end"]) == (10, 11)
+        assert {k: v for k, v in finding.items() if k.startswith("visible")} == expected
+        assert ("undecidable" in result) == (shown is None)
+
+
+def test_random_findings_carry_visible_values_where_only_a_mark_is_unsure(
+    tmp_path: Path,
+) -> None:
+    exact = loose = 0
+    for seed in range(20):
+        truth = simulator.simulate("random", tmp_path / str(seed), seed=seed)
+        noted = {n["finding"]: n["reasons"] for n in truth.get("undecidable", [])}
+        for i, f in enumerate(truth["findings"]):
+            visible = {k for k in f if k.startswith("visible")}
+            if i not in noted:
+                assert not visible, f
+                exact += 1
+                continue
+            if visible:
+                assert visible in (
+                    {"visible_absent"},
+                    {
+                        "visible_offset_start",
+                        "visible_offset_end",
+                        "visible_records_lost",
+                        "visible_qualifier",
+                    },
+                ), f
+                exact += 1
+                if "visible_offset_start" in f and f["kind"] == "truncation_below_hwm":
+                    # the truncation point is in evidence; only the committed end moves
+                    assert f["visible_offset_start"] == f["offset_start"]
+            else:
+                # loose only when the value rests on something no artefact shows
+                assert f["kind"] == "hwm_regression" or any(
+                    "in no artefact" in r for r in noted[i]
+                ), (f, noted[i])
+                loose += 1
+    assert exact > 0 and loose < exact
+
+
+# -- determinism -------------------------------------------------------------------------
+
+
+def digest(out: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_same_seed_same_bytes(tmp_path: Path) -> None:
+    cases: list[tuple[str, dict[str, Any]]] = [
+        ("kraft-zombie-leader", {}),
+        ("mutation-acks-all-under-min-isr", {}),
+        ("random", {"mutation_lagging_isr_join": 0.5, "mutation_acks_all_under_min_isr": 0.5}),
+    ]
+    for scenario, knobs in cases:
+        a, b = tmp_path / f"{scenario}-a", tmp_path / f"{scenario}-b"
+        simulator.simulate(scenario, a, seed=4, **knobs)
+        simulator.simulate(scenario, b, seed=4, **knobs)
+        assert digest(a) == digest(b)
+    c = tmp_path / "random-c"
+    simulator.simulate("random", c, seed=5, **cases[2][1])
+    assert digest(c) != digest(tmp_path / "random-a")
