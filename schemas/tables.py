@@ -159,13 +159,17 @@ RAW_LINES = StructType(
 #:   alter_partition         an AlterIsr/AlterPartition request partition (request
 #:                           log of the controller, section 1.8): replica (the
 #:                           leader that sent it), leader_epoch, isr (proposed),
-#:                           partition_epoch, leader_recovery_state; its response
-#:                           partition: error_code, and the confirmed leader,
-#:                           leader_epoch, isr, partition_epoch
+#:                           partition_epoch (AlterIsr: currentIsrVersion; 3.2+:
+#:                           partitionEpoch), leader_recovery_state (null before
+#:                           v1); error_code and leader null. Its response
+#:                           partition: error_code (set), and the confirmed leader,
+#:                           leader_epoch, isr, partition_epoch; replica = the
+#:                           sending leader on both rows
 #:   zk_partition_state      a ZooKeeper ``/brokers/topics/T/partitions/P/state``
 #:                           znode dump: topic, partition, leader, leader_epoch,
 #:                           isr, controller_epoch, partition_epoch (the znode's
-#:                           dataVersion when the dump shows it, else null)
+#:                           dataVersion when the dump shows it, else null),
+#:                           leader_recovery_state (only when the znode has it)
 #:   isr_updated             also: under_min_isr (3.6+ ``(under-min-isr)`` marker;
 #:                           true/false from 3.6, null before)
 PARTITION_EVENTS = StructType(

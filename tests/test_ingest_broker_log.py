@@ -73,7 +73,7 @@ STATE_CHANGE = [
     at(9, "INFO", f"[Broker id=1] Skipped the become-leader state change for orders-0 with topic "
        f"id Some({ORDERS}) and partition state LeaderAndIsrPartitionState(...) since it is "
        f"already the leader with leader epoch 8. {SC}"),
-    # 10: a re-flowed line that lost its layout: quarantined (no timestamp)
+    # 10: a line pasted without its layout: read as it is, no event time
     "Leader orders-0 starts at leader epoch 5 from offset 3200 with high watermark 3100 ISR [1] "
     "addingReplicas [] removingReplicas []. Previous leader epoch was 4.",
 ]  # fmt: skip
@@ -201,7 +201,7 @@ def test_schemas_are_the_contract(result: dict[str, Any]) -> None:
 def test_accounting_per_file(result: dict[str, Any]) -> None:
     got = accounting(result["file_stats"])
     assert got == {
-        "state-change.log": ("broker_log", 1, 10, 8, 1, 1),
+        "state-change.log": ("broker_log", 1, 10, 9, 1, 0),
         "server.log": ("broker_log", 1, 24, 16, 7, 1),
         "kafka-0.log.gz": ("broker_log", 2, 3, 2, 1, 0),
         "controller.log": ("broker_log", None, 4, 3, 1, 0),
@@ -210,10 +210,10 @@ def test_accounting_per_file(result: dict[str, Any]) -> None:
 
 def test_leader_and_follower_lines_every_generation(result: dict[str, Any]) -> None:
     rows = events_of(result, "state-change.log")
-    assert [r["line_no"] for r in rows] == [1, 2, 3, 4, 5, 6, 7, 8]
-    assert [r["event_time"] for r in rows] == [t(s) for s in range(1, 9)]
+    assert [r["line_no"] for r in rows] == [1, 2, 3, 4, 5, 6, 7, 8, 10]
+    assert [r["event_time"] for r in rows] == [t(s) for s in range(1, 9)] + [None]
     assert all(r["observer"] == 1 and r["cluster"] == "prod" for r in rows)
-    assert [r["seq"] for r in rows] == [n * 100_000 for n in range(1, 9)]
+    assert [r["seq"] for r in rows] == [n * 100_000 for n in (1, 2, 3, 4, 5, 6, 7, 8, 10)]
     assert [non_null(r) for r in rows] == [
         # 2.8-3.2 leader: no partition epoch, no topic id
         {"line_no": 1, "kind": "become_leader", "topic": "orders", "partition": 0, "replica": 1,
@@ -240,6 +240,9 @@ def test_leader_and_follower_lines_every_generation(result: dict[str, Any]) -> N
          "leader": 2, "leader_epoch": 9, "leo": 3100, "partition_epoch": 22, "hwm": 3050},
         {"line_no": 8, "kind": "recovering", "topic": "orders", "partition": 0, "replica": 1,
          "leader": 1},
+        # no layout, no prefix: the replica is the file's broker
+        {"line_no": 10, "kind": "become_leader", "topic": "orders", "partition": 0, "replica": 1,
+         "leader": 1, "leader_epoch": 5, "leo": 3200, "hwm": 3100, "isr": [1]},
     ]  # fmt: skip
 
 
@@ -266,10 +269,11 @@ def test_server_log_lines(result: dict[str, Any]) -> None:
          "isr": [1, 3, 2], "partition_epoch": 18},
         {"line_no": 11, "kind": "isr_updated", "topic": "orders", "partition": 0, "replica": 1,
          "isr": [1, 3], "partition_epoch": 19},
+        # 3.6+: the empty under-min-isr slot (two spaces), then the marker
         {"line_no": 12, "kind": "isr_updated", "topic": "orders", "partition": 0, "replica": 1,
-         "isr": [1], "partition_epoch": 20},
+         "isr": [1], "partition_epoch": 20, "under_min_isr": False},
         {"line_no": 13, "kind": "isr_updated", "topic": "orders", "partition": 0, "replica": 1,
-         "isr": [1], "partition_epoch": 21},
+         "isr": [1], "partition_epoch": 21, "under_min_isr": True},
         {"line_no": 14, "kind": "isr_updated", "topic": "orders", "partition": 0, "replica": 1,
          "isr": [1, 3], "partition_epoch": 22},
         {"line_no": 15, "kind": "hwm_regression_warning", "topic": "orders", "partition": 0,
@@ -321,8 +325,6 @@ def test_quarantine(result: dict[str, Any]) -> None:
     ]
     assert sorted(got) == [
         ("server.log", 23, "unrecognised isr_shrink message", "2024-05-01", "prod"),
-        ("state-change.log", 10, "broker log line without a timestamp",
-         dt.date.today().isoformat(), "prod"),
-    ]  # fmt: skip
+    ]
     shrink = next(q for q in result["quarantine"] if q["line_no"] == 23)
     assert shrink["text"] == SERVER_LOG[22]  # CRLF: the CR is not part of the line

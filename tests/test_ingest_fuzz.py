@@ -22,6 +22,9 @@ from tests import (
     test_ingest_broker_log as bl,
 )
 from tests import (
+    test_ingest_broker_log_layouts as lay,
+)
+from tests import (
     test_ingest_metadata as md,
 )
 from tests import (
@@ -32,6 +35,9 @@ from tests import (
 )
 from tests import (
     test_ingest_zk_era as zk,
+)
+from tests import (
+    test_ingest_znode as zn,
 )
 
 pytestmark = pytest.mark.spark
@@ -44,6 +50,17 @@ SOURCES: list[tuple[str, str, list[str]]] = [
     ("controller", "metadata.txt", md.SEGMENT + md.SNAPSHOT),
     ("broker-3", "segment-dump.txt", sd.DUMP),
     ("broker-3/orders-0", "leader-epoch-checkpoint", ["0", "2", "0 0", "5 3200"]),
+    # log4j2 JSON layouts; lines pasted without layout and re-flowed (the
+    # ticket's readable lines: the 2 MB one would only slow the fuzz down)
+    ("broker-1", "server.json.log", lay.JSON_LOG),
+    (
+        "broker-2",
+        "ticket.txt",
+        [t.decode() for t in lay.TICKET if len(t) < 4096 and b"\xff" not in t],
+    ),
+    # ZooKeeper znode dumps: shell transcripts and a tree dump's one-line file
+    ("zk", "shell.txt", zn.SHELL + zn.STDERR_FIRST + zn.NO_PATH),
+    ("zk/brokers/topics/payments/partitions/0", "state", [zn.TREE_LINES[0].decode()]),
 ]
 
 #: No line breaks inside a line: the file's line count stays known.

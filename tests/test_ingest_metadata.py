@@ -195,7 +195,7 @@ def test_schemas_are_the_contract(result: dict[str, Any]) -> None:
 def test_accounting_per_file(result: dict[str, Any]) -> None:
     got = accounting(result["file_stats"])
     assert got == {
-        "metadata.txt": ("metadata_dump", None, 28, 12, 11, 5),
+        "metadata.txt": ("metadata_dump", None, 28, 13, 10, 5),
         "snapshot.txt": ("metadata_dump", None, 13, 4, 9, 0),
         "dump-2.8.txt": ("metadata_dump", None, 5, 3, 2, 0),
         "data-dump.txt": ("segment_dump", 1, 4, 1, 3, 0),
@@ -237,6 +237,9 @@ def test_log_segment_records(result: dict[str, Any]) -> None:
                                   "fenced": 1}),
         (18, "unfence_broker", 13, {"metadata_offset": 13, "replica": 3, "broker_epoch": 12,
                                     "fenced": -1}),
+        # a topic's min.insync.replicas (the topic id filled from its TOPIC_RECORD)
+        (26, "min_isr_config", 18, {"topic": "orders", "topic_id": ORDERS, "metadata_offset": 18,
+                                    "min_isr": 2}),
     ]  # fmt: skip
     assert {(e["event_time"], e["cluster"], e["observer"]) for e in events} == {
         (T, "kraft-1", None)

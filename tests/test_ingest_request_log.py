@@ -44,6 +44,7 @@ _API_NAMES = {
     3: "METADATA",
     4: "LEADER_AND_ISR",
     23: "OFFSET_FOR_LEADER_EPOCH",
+    56: "ALTER_PARTITION",
 }
 
 
@@ -284,7 +285,7 @@ BROKER_1_LINES = [
     EPOCH_QUERY,  # 10 parsed: query + answer
     DEBUG_CONSUMER_EPOCH_QUERY,  # 11 replicaId -2
     METADATA,  # 12 an api key we do not read
-    TEXT_2_7,  # 13 <= 2.7 text format
+    TEXT_2_7,  # 13 <= 2.7 text: a follower FETCH naming no partition (test_ingest_request_log_text)
     NO_TIMESTAMP,  # 14 quarantined
     BAD_JSON,  # 15 quarantined
     "\tat kafka.network.RequestChannel.sendResponse(RequestChannel.scala:100)",  # 16
@@ -343,6 +344,70 @@ EPOCH_QUERY_NULL_RESPONSE = completed_request(
     ts="2024-05-01 09:00:01,000",
 )
 
+# --- AlterIsr / AlterPartition (section 1.8), in the controller's request log ---
+
+
+def alter(version: int, request: Any, response: Any, second: int, name: str) -> str:
+    line = completed_request(56, version, "1", request, response,
+                             ts=f"2024-05-01 11:00:{second:02d},000")  # fmt: skip
+    # requestApiKeyName is the ApiKeys name of the broker's version (1.4).
+    return line.replace('"ALTER_PARTITION"', f'"{name}"')
+
+
+def alter_request(topic: dict[str, Any], partition: dict[str, Any]) -> dict[str, Any]:
+    return {"brokerId": 1, "brokerEpoch": 37, "topics": [{**topic, "partitions": [partition]}]}
+
+
+def alter_response(topic: dict[str, Any], *partitions: dict[str, Any]) -> dict[str, Any]:
+    return {"throttleTimeMs": 0, "errorCode": 0,
+            "topics": [{**topic, "partitions": list(partitions)}]}  # fmt: skip
+
+
+CONTROLLER_LINES = [
+    # 1: AlterIsr v0 (2.8-3.1): "name", newIsr, currentIsrVersion
+    alter(0,
+          alter_request({"name": "orders"}, {"partitionIndex": 0, "leaderEpoch": 5,
+                        "newIsr": [1, 2], "currentIsrVersion": 9}),
+          alter_response({"name": "orders"}, {"partitionIndex": 0, "errorCode": 0, "leaderId": 1,
+                         "leaderEpoch": 5, "isr": [1, 2], "currentIsrVersion": 10}),
+          1, "ALTER_ISR"),
+    # 2: AlterPartition v1 (3.2): "name", leaderRecoveryState, partitionEpoch;
+    #    the controller refuses it (FENCED_LEADER_EPOCH)
+    alter(1,
+          alter_request({"name": "orders"}, {"partitionIndex": 1, "leaderEpoch": 3,
+                        "newIsr": [2], "leaderRecoveryState": 1, "partitionEpoch": 4}),
+          alter_response({"name": "orders"}, {"partitionIndex": 1, "errorCode": 74,
+                         "leaderId": -1, "leaderEpoch": -1, "isr": [],
+                         "leaderRecoveryState": 0, "partitionEpoch": -1}),
+          2, "ALTER_PARTITION"),
+    # 3: v2 (3.3+): topicId only (the name comes from the TOPIC_RECORD)
+    alter(2,
+          alter_request({"topicId": TOPIC_ID}, {"partitionIndex": 0, "leaderEpoch": 5,
+                        "newIsr": [1, 2, 3], "leaderRecoveryState": 0, "partitionEpoch": 10}),
+          alter_response({"topicId": TOPIC_ID}, {"partitionIndex": 0, "errorCode": 0,
+                         "leaderId": 1, "leaderEpoch": 5, "isr": [1, 2, 3],
+                         "leaderRecoveryState": 0, "partitionEpoch": 11}),
+          3, "ALTER_PARTITION"),
+    # 4: v3 (3.5+): newIsrWithEpochs (KIP-903); no response logged ("" 2.8-3.9)
+    alter(3,
+          alter_request({"topicId": TOPIC_ID}, {"partitionIndex": 0, "leaderEpoch": 5,
+                        "newIsrWithEpochs": [{"brokerId": 1, "brokerEpoch": 37},
+                                             {"brokerId": 3, "brokerEpoch": 41}],
+                        "leaderRecoveryState": 0, "partitionEpoch": 11}),
+          "", 4, "ALTER_PARTITION"),
+    # 5: a proposed ISR we cannot read: quarantined
+    alter(2,
+          alter_request({"topicId": TOPIC_ID}, {"partitionIndex": 0, "leaderEpoch": 5,
+                        "newIsr": [1, "two"], "leaderRecoveryState": 0, "partitionEpoch": 10}),
+          "", 5, "ALTER_PARTITION"),
+    # 6: v3 with an entry lacking its broker id: a shape we do not know
+    alter(3,
+          alter_request({"topicId": TOPIC_ID}, {"partitionIndex": 0, "leaderEpoch": 5,
+                        "newIsrWithEpochs": [{"brokerEpoch": 37}],
+                        "leaderRecoveryState": 0, "partitionEpoch": 11}),
+          "", 6, "ALTER_PARTITION"),
+]  # fmt: skip
+
 METADATA_DUMP = [
     "Dumping /var/lib/kafka/__cluster_metadata-0/00000000000000000000.log",
     "| offset: 3 CreateTime: 1714550000000 keySize: -1 valueSize: 50 sequence: -1 headerKeys: [] "
@@ -362,6 +427,10 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "broker=2").mkdir()
     with gzip.open(root / "broker=2" / "kafka-request.log.2024-05-01-10.gz", "wb") as f:
         f.write(("\r\n".join([FETCH_V12_2_8, EPOCH_QUERY_NULL_RESPONSE]) + "\r\n").encode())
+    (root / "broker-5").mkdir()
+    (root / "broker-5" / "kafka-request.log.2024-05-01-11").write_text(
+        "\n".join(CONTROLLER_LINES) + "\n", encoding="utf-8"
+    )
     (root / "controller").mkdir()
     (root / "controller" / "metadata.txt").write_text("\n".join(METADATA_DUMP) + "\n")
     return root
@@ -455,7 +524,7 @@ def test_fetch_v13_constructed_example(result: dict[str, Any]) -> None:
         "client_id": "broker-2-fetcher-0",
         "api_version": 13,
         **{k: None for k in ("leo", "truncate_to", "previous_hwm")},
-        **{k: None for k in ("controller_epoch", "last_offset")},
+        **{k: None for k in ("controller_epoch", "last_offset", "min_isr", "under_min_isr")},
     }
     assert request["source_file"].startswith("file:/")
     assert _set(response) == {
@@ -532,4 +601,49 @@ def test_quarantine(result: dict[str, Any]) -> None:
     ]
     assert [r["text"] for r in rows] == [BROKER_1_LINES[i - 1] for i in (14, 15, 19, 20)]
     assert {r["cluster"] for r in rows} == {"prod"}
-    assert len(result["quarantine"]) == 4
+    # + the two AlterPartition lines (test_alter_partition_accounting_and_quarantine)
+    assert len(result["quarantine"]) == 6
+
+
+def test_alter_isr_and_alter_partition_per_version(result: dict[str, Any]) -> None:
+    events = _file_events(result, "kafka-request.log.2024-05-01-11")
+    named = {"topic": "orders", "topic_id": TOPIC_ID}
+    common = {"kind": "alter_partition", "replica": 1, "client_id": "1"}
+    assert [(e["line_no"], e["seq"] % 100_000, e["observer"], _set(e)) for e in events] == [
+        # AlterIsr v0: proposal, then the controller's answer
+        (1, 0, 5, {**common, **named, "partition": 0, "leader_epoch": 5, "isr": [1, 2],
+                   "partition_epoch": 9, "api_version": 0}),
+        (1, 1, 5, {**common, **named, "partition": 0, "error_code": 0, "leader": 1,
+                   "leader_epoch": 5, "isr": [1, 2], "partition_epoch": 10, "api_version": 0}),
+        # v1: the recovery state; a refused proposal keeps the answer's values as sent
+        (2, 0, 5, {**common, **named, "partition": 1, "leader_epoch": 3, "isr": [2],
+                   "partition_epoch": 4, "leader_recovery_state": 1, "api_version": 1}),
+        (2, 1, 5, {**common, **named, "partition": 1, "error_code": 74, "leader": -1,
+                   "leader_epoch": -1, "isr": [], "partition_epoch": -1,
+                   "leader_recovery_state": 0, "api_version": 1}),
+        # v2: topic id, name filled from the TOPIC_RECORD
+        (3, 0, 5, {**common, **named, "partition": 0, "leader_epoch": 5, "isr": [1, 2, 3],
+                   "partition_epoch": 10, "leader_recovery_state": 0, "api_version": 2}),
+        (3, 1, 5, {**common, **named, "partition": 0, "error_code": 0, "leader": 1,
+                   "leader_epoch": 5, "isr": [1, 2, 3], "partition_epoch": 11,
+                   "leader_recovery_state": 0, "api_version": 2}),
+        # v3: newIsrWithEpochs[].brokerId; no response
+        (4, 0, 5, {**common, **named, "partition": 0, "leader_epoch": 5, "isr": [1, 3],
+                   "partition_epoch": 11, "leader_recovery_state": 0, "api_version": 3}),
+    ]  # fmt: skip
+    assert {e["event_time"] for e in events if e["line_no"] == 4} == {
+        dt.datetime(2024, 5, 1, 11, 0, 4)
+    }
+
+
+def test_alter_partition_accounting_and_quarantine(result: dict[str, Any]) -> None:
+    stats = result["file_stats"]["kafka-request.log.2024-05-01-11"]
+    assert (stats["kind"], stats["observer"], stats["lines_read"], stats["lines_parsed"],
+            stats["lines_ignored"], stats["lines_quarantined"]) == (
+        "request_log", 5, 6, 4, 0, 2)  # fmt: skip
+    rows = sorted(
+        (r.line_no, r.reason)
+        for r in result["quarantine"]
+        if r.source_file.endswith("/kafka-request.log.2024-05-01-11")
+    )
+    assert rows == [(5, "bad JSON in Completed request"), (6, "unknown ALTER_PARTITION shape")]

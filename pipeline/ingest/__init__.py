@@ -1,11 +1,13 @@
 """Ingest: raw artefacts -> silver ``partition_events`` + quarantine + accounting.
 
-Files are recognised by content (DESIGN.md "Inputs"); today five kinds are
+Files are recognised by content (DESIGN.md "Inputs"); today six kinds are
 read: the broker request log (kafka-formats.md section 1), the metadata log
 dump (section 2), data-log segment dumps (section 3; ``segment_dump.py``),
 broker log4j logs (server.log / state-change.log / controller.log, section
-5; ``broker_log.py``) and checkpoint files (section 4; ``checkpoint.py``, by
-name and content, read whole from pass 1's small result). Every other file
+5, pattern and JSON layouts; ``broker_log.py``), ZooKeeper partition-state
+znode dumps (``znode_dump.py``) and checkpoint files (section 4;
+``checkpoint.py``, by name and content, read whole from pass 1's small
+result). Every other file
 is ``unrecognised`` and its lines are ignored by rule. ``.tar.gz``/``.tgz``/
 ``.zip`` bundles are extracted on the driver first (``bundle.py``).
 
@@ -50,7 +52,15 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DataType, LongType, StringType, StructType
 
-from pipeline.ingest import broker_log, checkpoint, metadata_dump, request_log, segment_dump
+from pipeline.ingest import binary_segment as binary_
+from pipeline.ingest import (
+    broker_log,
+    checkpoint,
+    metadata_dump,
+    request_log,
+    segment_dump,
+    znode_dump,
+)
 from pipeline.ingest import bundle as bundle_
 from pipeline.ingest import lines as lines_
 from pipeline.ingest.outcome import EVENT_FIELDS, SEQ_STRIDE, quarantined, too_long
@@ -100,13 +110,18 @@ def ingest(
     member; the folder must outlive every action on the result.
     """
     paths, bundles = bundle_.expand(paths, work_dir, bundle_limit, bundle_member_limit)
-    raw, listed = lines_.read_lines(spark, paths, bundles)
+    # Binary log segments and snapshots are decoded apart (binary_segment.py);
+    # every other listed file goes through the text plan below.
+    text_files, binary_files = binary_.split(spark, lines_.list_files(spark, paths))
+    raw, listed = lines_.read_lines(spark, paths, bundles, text_files)
     blocks = lines_.index_blocks(
         raw,
         {
             **metadata_dump.block_aggregates(F.col("value"), F.col("row_id")),
             **checkpoint.block_aggregates(F.col("value"), F.col("row_id"), F.col("source_file")),
             **segment_dump.block_aggregates(F.col("value"), F.col("row_id")),
+            **broker_log.block_aggregates(F.col("value"), F.col("row_id")),
+            **znode_dump.block_aggregates(F.col("value"), F.col("row_id")),
         },
     )
     # Pass 1 runs here, once: its small result feeds the numbering, the file
@@ -115,6 +130,9 @@ def ingest(
     # pruning makes their aggregates differ and no exchange gets reused).
     offsets = lines_.block_offsets(blocks, broker_id).localCheckpoint(eager=True)
     numbered = lines_.number_lines(raw, offsets)
+    # Re-flowed broker-log lines (broker_log.py): decided here, once; reads
+    # the input again only when pass 1 found a line cut short.
+    reflow = broker_log.reflow_pairs(numbered, offsets)
     files = lines_.file_index(spark, offsets, listed, broker_id)
     if bundles:
         files = files.unionByName(_bundle_files(spark, bundles, broker_id))
@@ -123,18 +141,33 @@ def ingest(
     checkpoints = checkpoint.outcomes(offsets)
     if any(b.refused for b in bundles):
         checkpoints = checkpoints.unionByName(_bundle_outcomes(spark, bundles, broker_id))
-    outcomes = _outcomes(numbered, _section_table(offsets), _segment_sections(offsets)).unionByName(
-        checkpoints
-    )
+    outcomes = _outcomes(
+        numbered,
+        _section_table(offsets),
+        _segment_sections(offsets),
+        znode_dump.contexts(offsets),
+        reflow,
+    ).unionByName(checkpoints)
+    lines = numbered.select("source_file", "line_no", "observer", "value")
+    if binary_files:
+        # One unit per record batch: the same outcome rows as a text line.
+        decoded, binary_listed = binary_.decode(spark, binary_files, bundles, broker_id)
+        files = files.unionByName(binary_.file_rows(decoded, binary_listed))
+        outcomes = outcomes.unionByName(binary_.outcomes(decoded))
+        lines = lines.unionByName(binary_.raw_lines(decoded))
     if persist:
         outcomes = outcomes.persist(StorageLevel.MEMORY_AND_DISK)
     names = _topic_names(offsets, cluster).unionByName(checkpoint.topic_names(checkpoints, cluster))
+    if binary_files:
+        names = names.unionByName(binary_.topic_names(decoded, cluster))
     events = _events(outcomes, cluster).transform(lambda df: _fill_topics(df, names))
     return IngestResult(
         events=_conform(events, PARTITION_EVENTS),
         quarantine=_conform(_quarantine(outcomes, cluster), QUARANTINE),
-        file_stats=_conform(_file_stats(files, outcomes), FILE_STATS),
-        lines=_conform(numbered.select("source_file", "line_no", "observer", "value"), RAW_LINES),
+        file_stats=_conform(
+            _file_stats(files, outcomes, broker_log.reflow_parts(reflow)), FILE_STATS
+        ),
+        lines=_conform(lines, RAW_LINES),
         cached=(outcomes,) if persist else (),
         bundles=tuple(bundles),
     )
@@ -143,7 +176,13 @@ def ingest(
 # --- pass 2 ---------------------------------------------------------------------
 
 
-def _outcomes(numbered: DataFrame, sections: DataFrame, segments: DataFrame) -> DataFrame:
+def _outcomes(
+    numbered: DataFrame,
+    sections: DataFrame,
+    segments: DataFrame,
+    znode_contexts: DataFrame,
+    reflow: DataFrame | None = None,
+) -> DataFrame:
     """One row per outcome row of every line that needed a look:
     (source_file, line_no, observer, line_time, metadata_offset, pos, <OUTCOME_ROW fields>)."""
     kind, value = F.col("kind"), F.col("value")
@@ -151,12 +190,14 @@ def _outcomes(numbered: DataFrame, sections: DataFrame, segments: DataFrame) -> 
     is_dump = kind == metadata_dump.KIND
     is_broker_log = kind == broker_log.KIND
     is_segment_dump = kind == segment_dump.KIND
+    is_znode_dump = kind == znode_dump.KIND
     # Cheapest tests first; is_valid_utf8 walks the line, so it goes last.
-    needs_a_look = (is_request_log | is_dump | is_broker_log | is_segment_dump) & (
+    needs_a_look = (is_request_log | is_dump | is_broker_log | is_segment_dump | is_znode_dump) & (
         too_long(value)
         | F.when(is_request_log, request_log.needs_a_look(value))
         .when(is_dump, metadata_dump.needs_a_look(value))
         .when(is_segment_dump, segment_dump.needs_a_look(value))
+        .when(is_znode_dump, znode_dump.needs_a_look(value))
         .otherwise(broker_log.needs_a_look(value))
         | ~F.is_valid_utf8(value)
     )
@@ -164,6 +205,8 @@ def _outcomes(numbered: DataFrame, sections: DataFrame, segments: DataFrame) -> 
         numbered.filter(needs_a_look)
         .transform(lambda df: metadata_dump.with_sections(df, sections, is_dump))
         .transform(lambda df: segment_dump.with_sections(df, segments, is_segment_dump))
+        .transform(lambda df: znode_dump.with_context(df, znode_contexts, is_znode_dump))
+        .transform(lambda df: broker_log.with_reflow(df, reflow, is_broker_log))
         .transform(lambda df: request_log.with_cheap_columns(df, is_request_log))
         .transform(lambda df: metadata_dump.with_cheap_columns(df, is_dump))
         .transform(lambda df: broker_log.with_cheap_columns(df, is_broker_log))
@@ -175,16 +218,19 @@ def _outcomes(numbered: DataFrame, sections: DataFrame, segments: DataFrame) -> 
         .transform(metadata_dump.with_verdict)
         .transform(broker_log.with_verdict)
         .transform(segment_dump.with_verdict)
+        .transform(lambda df: znode_dump.with_verdict(df, is_znode_dump))
     )
-    reason = F.coalesce("rl_quarantine", "md_quarantine", "bl_quarantine", "sd_quarantine")
+    reason = F.coalesce(
+        "rl_quarantine", "md_quarantine", "bl_quarantine", "sd_quarantine", "zn_quarantine"
+    )
     rows = F.when(reason.isNotNull(), quarantined(reason, value)).otherwise(
-        F.coalesce("rl_events", "md_events", "bl_events", "sd_events")
+        F.coalesce("rl_events", "md_events", "bl_events", "sd_events", "zn_events")
     )
     exploded = staged.select(
         "source_file",
         "line_no",
         "observer",
-        F.coalesce("rl_time", "md_time", "bl_time", "sd_time").alias("line_time"),
+        F.coalesce("rl_time", "md_time", "bl_time", "sd_time", "zn_time").alias("line_time"),
         F.col("md_metadata_offset").alias("metadata_offset"),
         F.posexplode_outer(rows).alias("pos", "row"),
     )
@@ -254,15 +300,20 @@ def _quarantine(outcomes: DataFrame, cluster: str) -> DataFrame:
     )
 
 
-def _file_stats(files: DataFrame, outcomes: DataFrame) -> DataFrame:
+def _file_stats(files: DataFrame, outcomes: DataFrame, parts: DataFrame | None = None) -> DataFrame:
     # A parsed line's rows are all events and its first is at pos 0; a
-    # quarantined line has exactly one row, with a reason.
+    # quarantined line has exactly one row, with a reason. ``parts``: per
+    # file, the continuation lines of re-joined broker-log pairs, parsed as
+    # part of their pair's first line (broker_log.py), never looked at here.
     per_file = outcomes.groupBy("source_file").agg(
         F.count_if((F.col("pos") == 0) & F.col("kind").isNotNull()).alias("parsed"),
         F.count_if(F.col("reason").isNotNull()).alias("quarantined"),
     )
     joined = files.join(F.broadcast(per_file), "source_file", "left")
     parsed = F.coalesce(F.col("parsed"), F.lit(0))
+    if parts is not None:
+        joined = joined.join(F.broadcast(parts), "source_file", "left")
+        parsed = parsed + F.coalesce(F.col("parts"), F.lit(0))
     quarantined = F.coalesce(F.col("quarantined"), F.lit(0))
     return joined.select(
         F.col("source_file").alias("path"),

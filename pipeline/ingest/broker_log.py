@@ -9,18 +9,79 @@ table): ``[Partition tp broker=N] ``, ``[Broker id=N] ``, ``[UnifiedLog
 partition=tp, dir=D] ``, ``[ReplicaFetcher replicaId=N, leaderId=L,
 fetcherId=F] ``, ``[QuorumController id=N] `` ...
 
+JSON layouts (log4j2, one event per line, maybe behind a container prefix).
+The message (with its logIdent prefix: Kafka puts it in the message) goes
+through the same template matching; the time comes from the layout's keys.
+Key names, from apache/logging-log4j2 (2.x branch):
+
+* ``JsonLayout`` (log4j-core; keys as its Jackson mix-in writes them, and as
+  ``log4j-layout-template-json/src/main/resources/JsonLayout.json`` mirrors
+  them): ``instant`` ``{epochSecond, nanoOfSecond}`` (2.11+), or
+  ``timeMillis`` (``includeTimeMillis="true"`` and before 2.11), ``level``,
+  ``loggerName``, ``message``, ``thread``, ``endOfBatch``, ``loggerFqcn``,
+  ``threadId``, ``threadPriority``. Read with ``compact="true"
+  eventEol="true"``; the default pretty-printed form spreads one event over
+  lines, which are ignored by rule (not read).
+* ``JsonTemplateLayout`` stock templates
+  (``log4j-layout-template-json/src/main/resources/``):
+  ``EcsLayout.json``: ``@timestamp`` (``yyyy-MM-dd'T'HH:mm:ss.SSS'Z'``, UTC),
+  ``log.level``, ``log.logger``, ``message`` (keys with dots, not nested);
+  ``GelfLayout.json``: ``short_message``, ``timestamp`` (epoch seconds with
+  a fraction), ``level`` (syslog code), ``_logger``;
+  ``LogstashJsonEventLayoutV1.json``: ``@timestamp`` (the timestamp
+  resolver's default pattern ``yyyy-MM-dd'T'HH:mm:ss.SSSZZZ`` in the JVM's
+  zone, ``JsonTemplateLayoutDefaults.getTimestampFormatPattern``), ``level``,
+  ``logger_name``, ``message``.
+
+Only ``message``/``short_message`` and the time keys are read (a minimal
+``from_json`` schema, on lines that start with ``{``, carry a marker and a
+message key). A JSON line that is not an object we can read (cut, bad
+escapes, a time key of the wrong shape) is quarantined; one whose message is
+no template we read, or that has no message key, is ignored by rule.
+
 We read a dozen message templates (sections 5.2-5.5, 5.7 / 2.6); every other
 line (other messages, stack-trace continuation lines, blanks) is ignored by
-rule. Three stages like request_log.py, all string tests and
-``regexp_extract`` (no JSON here):
+rule. Three stages like request_log.py:
 
-1. :func:`with_cheap_columns`: the layout head, the time, the prefix and the
-   template, from ``startswith`` on the message (the template's fixed words);
+1. :func:`with_cheap_columns`: the layout head (or the JSON object), the
+   time, the prefix and the template, from ``startswith`` on the message
+   (the template's fixed words);
 2. :func:`with_parsed`: the template's regex groups, evaluated only for the
    lines of that template (one regex per template, one run per group);
 3. :func:`with_verdict`: the event, or why the line is quarantined: a line
    that starts like a template we read but does not match it exactly (a
-   wording we do not know: never guess), or that has no timestamp.
+   wording we do not know: never guess).
+
+Lines as people paste them into tickets:
+
+* A line that is only the message (no ``[timestamp] LEVEL`` head, maybe no
+  ``(logger)`` suffix, maybe no logIdent) is read as it is, with a null
+  event time. Such a line also marks the file as a broker log when it is a
+  whole message of a template we read.
+* Re-flowed lines. An *open start* is a line that needs a look, is at most
+  8 KiB, is no JSON line, starts one of our templates and does not match it.
+  Pass 1 collects their row ids (:func:`block_aggregates`). Its pair is the
+  next physical line of the same file when that line is readable (valid
+  UTF-8, at most 8 KiB, not blank), has no layout head, is no JSON line and
+  does not need a look itself (so it cannot be an open start, or a line
+  parsed on its own). The joined text is ``first + " " + next`` with the
+  blanks around the break removed when the next line is indented (a space
+  or tab: the break replaced a space), else ``first + next`` (a terminal's
+  wrap), then ``first + " " + next``. A pair is kept when its joined text
+  yields an event through the same stages (:func:`reflow_pairs`, decided
+  once when ``ingest`` is called). One continuation line at most: bounded
+  and exact. A stack trace after a WARN/ERROR never completes a template,
+  so it stays ignored by rule; an open start with no pair is quarantined as
+  an unrecognised message, as before.
+  Accounting of a kept pair: the first line is *parsed* (its event's
+  evidence, event time from its head); the continuation line, which pass 2
+  never looks at, is also counted as *parsed*, as part of its pair
+  (:func:`reflow_parts`, added to ``lines_parsed`` per file), so read =
+  parsed + ignored + quarantined still holds exactly.
+
+``isr_updated.under_min_isr`` (5.3): true for the 3.6+ ``(under-min-isr)``
+marker, false for 3.6+'s empty slot (``ISR updated to 1  and version
+updated to N``: two spaces, no brackets), null for older templates.
 
 Columns are prefixed ``bl_`` and are null for lines of other file kinds.
 """
@@ -36,8 +97,6 @@ from pipeline.ingest import request_log
 from pipeline.ingest.outcome import event, long_substr, unreadable_reason
 
 KIND = "broker_log"
-
-NO_TIMESTAMP_REASON = "broker log line without a timestamp"
 
 
 def malformed_reason(template: Column) -> Column:
@@ -107,10 +166,12 @@ EXPAND = rf"^Expanding ISR from {_LIST} to {_LIST}"
 #: 5.3 confirmation, every version in the table: ``[{zkVersion}]`` (2.8-3.0),
 #: ``{zkVersion}`` (3.1-3.2), ``{partitionEpoch}`` (3.3+), the
 #: ``(under-min-isr)`` slot (3.6+, two spaces when empty), ``ISR updated to
-#: [..] and zkVersion updated to [..]`` (<= 2.6).
+#: [..] and zkVersion updated to [..]`` (<= 2.6). Groups: 1 the ISR's "[",
+#: 2 the ISR, 3 the spaces after it, 4 the under-min-isr marker, 5
+#: ``zkVersion``/``version``, 6 the version's "[", 7 the version.
 ISR_UPDATED = (
-    r"^ISR updated to \[?([\d, ]*?)\]?\s*(?:\(under-min-isr\)\s*)?"
-    rf"and (?:zkVersion|version) updated to \[?{_INT}\]?"
+    r"^ISR updated to (\[?)([\d, ]*?)\]?( *)(\(under-min-isr\))?\s*"
+    rf"and (zkVersion|version) updated to (\[?){_INT}\]?"
 )
 #: 5.2 WARN: LogOffsetMetadata prints ``(offset=N, segment=[b:p])`` (3.x) or
 #: ``(offset=N segment=[b:p])`` (2.8).
@@ -203,17 +264,25 @@ _MARKERS: tuple[str, ...] = (
 
 # --- the layout (5.1) --------------------------------------------------------------
 
-#: Optional container-runtime prefix (CRI ``<RFC3339Nano> <stream> <P|F> ``,
-#: or ``docker logs -t``'s time alone), then ``[%d] %p `` (brackets optional).
+#: Optional container-runtime prefix: CRI ``<RFC3339Nano> <stream> <P|F> ``,
+#: or ``docker logs -t``'s time alone.
+_CONTAINER = (
+    r"(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2}) "
+    r"(?:(?:stdout|stderr) [FP] )?)"
+)
+#: The container prefix, then ``[%d] %p `` (brackets optional).
 _HEAD = (
-    r"^(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2}) "
-    r"(?:(?:stdout|stderr) [FP] )?)?"
+    rf"^{_CONTAINER}?"
     r"\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3})\]? +(?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL) +"
 )
 _HEAD_WINDOW = 128
+#: A JSON layout line (module docstring), maybe behind a container prefix:
+#: the match ends with the object's opening brace.
+_JSON_HEAD = rf"^{_CONTAINER}?\{{"
 #: logIdent: ``[...] `` at the head of the message (a log dir path may be long);
 #: <= 1.0 idents end ``]: `` (``[OfflinePartitionLeaderSelector]: ``).
 _PREFIX = r"^\[([^\]\r\n]{1,4096})\]:? "
+_PREFIX_WINDOW = 4200
 #: The broker a prefix names (5.1 table): Partition/ReplicaManager
 #: ``broker=N``, state-change ``Broker id=N``, fetcher ``replicaId=N``.
 _PREFIX_BROKER = r"(?:\bbroker=|^Broker id=|\breplicaId=)(\d{1,10})\b"
@@ -225,6 +294,19 @@ _PREFIX_TP = r"^(?:Partition |(?:Unified)?Log partition=)(\S+?)-(\d+)(?: broker=
 #: Stack-trace continuation lines: ignored by rule (5.1: a stack trace
 #: follows a message on its own lines).
 _CONTINUATION = r"^(?:\s|Caused by: |\.\.\. \d+ more)"
+
+#: The JSON layouts' keys we read (module docstring): the message, and the
+#: time in each layout's own shape. Anything else in the object is not read.
+_JSON_SCHEMA = (
+    "message string, short_message string, "
+    "instant struct<epochSecond: long, nanoOfSecond: long>, timeMillis long, "
+    "`@timestamp` string, timestamp decimal(20,9), _corrupt_record string"
+)
+_JSON_OPTIONS = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt_record"}
+#: Epoch seconds beyond year 9999 are not dates (and would overflow micros).
+_MAX_EPOCH_SECONDS = 253402300799
+
+BAD_JSON_REASON = "unreadable JSON log line"
 
 
 def _head(value: Column) -> Column:
@@ -239,14 +321,69 @@ def has_marker(value: Column) -> Column:
     return found
 
 
+def _json_message_keys(value: Column) -> Column:
+    head = _head(value)
+    return (F.instr(head, '"message"') > 0) | (F.instr(head, '"short_message"') > 0)
+
+
+def _template_of(body: Column) -> Column:
+    """The template whose start (and extra test) the message body has, or null."""
+    template = F.lit(None).cast("string")
+    for name, _, start, extra, _ in reversed(_TEMPLATES):
+        test = body.startswith(start)
+        if extra is not None:
+            test = test & (F.instr(_head(body), extra) > 0)
+        template = F.when(test, F.lit(name)).otherwise(template)
+    return template
+
+
+def _any_template_start() -> str:
+    """One regex: the body starts one of our templates (its start, and its
+    extra words within the marker window), as :func:`_template_of` decides."""
+    parts = []
+    for _, _, start, extra, _ in _TEMPLATES:
+        part = re.escape(start)
+        if extra is not None:
+            part += rf"(?=.{{0,{_MARKER_WINDOW}}}?{re.escape(extra)})"
+        parts.append(part)
+    return "^(?:" + "|".join(parts) + ")"
+
+
+def _any_template() -> str:
+    """One regex: the body matches one of our templates."""
+    return "^(?:" + "|".join(regex.removeprefix("^") for *_, regex in _TEMPLATES) + ")"
+
+
+_ANY_START = _any_template_start()
+_ANY_TEMPLATE = _any_template()
+#: The message body of a pattern-layout or prefix-less line, in one regex:
+#: without the layout head and without the logIdent prefix.
+_PLAIN_BODY = rf"^(?:{_HEAD.removeprefix('^')})?(?:{_PREFIX.removeprefix('^')})?(.*)$"
+_PLAIN_BODY_GROUP = re.compile(_PLAIN_BODY).groups
+
+
+def _plain_body(value: Column) -> Column:
+    """Pass 1's view of a line's message body (one regex, so that the
+    expression stays small inside the pass-1 aggregate)."""
+    return F.regexp_extract(value, _PLAIN_BODY, _PLAIN_BODY_GROUP)
+
+
 def marks_file(value: Column) -> Column:
     """True for a line that says "this file is a broker log": one of the
-    messages we read, in the log4j layout (a request log quotes anything in
-    a client id, so its ``Completed request:`` lines never count)."""
+    messages we read, in the log4j pattern layout, in a JSON layout, or a
+    whole message of a template we read without any layout (a line pasted
+    into a ticket). A request log quotes anything in a client id, so its
+    ``Completed request:`` lines never count."""
+    window = F.substring(value, 1, _HEAD_WINDOW)
+    prefix_less = _plain_body(value).rlike(_ANY_TEMPLATE)
     return (
         has_marker(value)
-        & F.substring(value, 1, _HEAD_WINDOW).rlike(_HEAD)
         & ~request_log.marks_file(value)
+        & (
+            window.rlike(_HEAD)
+            | (window.rlike(_JSON_HEAD) & _json_message_keys(value))
+            | F.coalesce(prefix_less, F.lit(False))
+        )
     )
 
 
@@ -256,51 +393,241 @@ def needs_a_look(value: Column) -> Column:
     return has_marker(value) & ~value.rlike(_CONTINUATION)
 
 
+# --- re-flowed lines (a template split over two physical lines) -------------------
+
+#: Only lines up to this length can start a re-joined pair (a template line
+#: is a few hundred characters; this keeps pass 1's collection small).
+_REFLOW_LINE_LIMIT = 8192
+#: At most this many open starts are looked at per run (a hostile input of
+#: millions of cut lines gets the first ones re-joined, the rest quarantined
+#: as unrecognised, as without this rule).
+REFLOW_LIMIT = 100_000
+
+
+def open_start(value: Column) -> Column:
+    """A line that needs a look, starts one of our templates and does not
+    complete it (no JSON layout: a JSON line is whole or cut)."""
+    gate = (
+        needs_a_look(value)
+        & ~F.substring(value, 1, _HEAD_WINDOW).rlike(_JSON_HEAD)
+        & (F.octet_length(value) <= _REFLOW_LINE_LIMIT)
+    )
+    body = _plain_body(value)
+    return F.coalesce(
+        F.when(gate, body.rlike(_ANY_START) & ~body.rlike(_ANY_TEMPLATE)), F.lit(False)
+    )
+
+
+def block_aggregates(value: Column, row_id: Column) -> dict[str, Column]:
+    """Pass 1: the row ids of open starts (rare: a line cut or re-flowed)."""
+    return {"bl_open_starts": F.collect_list(F.when(open_start(value), row_id))}
+
+
+def _strip_end(text: Column) -> Column:
+    return F.regexp_replace(text, r"[ \t]+$", "")
+
+
+def _strip_start(text: Column) -> Column:
+    return F.regexp_replace(text, r"^[ \t]+", "")
+
+
+def reflow_pairs(numbered: DataFrame, offsets: DataFrame) -> DataFrame | None:
+    """The re-joined pairs of every broker log: (source_file, line_no of the
+    first line, joined text), or None when no file has an open start.
+
+    Runs when ``ingest`` is called, and reads the input a second time only
+    when pass 1 found an open start in a broker log (the pair's lines are
+    looked up by file and line number, a broadcast join). The rule (module
+    docstring, "Re-flowed lines") is decided here, on the pairs alone, with
+    the same stages as pass 2, so pass 2 parses exactly the pairs kept here.
+    """
+    opened = offsets.filter((F.col("kind") == KIND) & (F.size("bl_open_starts") > 0)).select(
+        "source_file",
+        "observer",
+        "first_row_id",
+        "lines_before",
+        F.explode("bl_open_starts").alias("row_id"),
+    )
+    starts = opened.select(
+        "source_file",
+        "observer",
+        (F.col("row_id") - F.col("first_row_id") + F.col("lines_before") + 1).alias("start"),
+    )
+    starts = starts.orderBy("source_file", "start").limit(REFLOW_LIMIT).localCheckpoint()
+    if starts.isEmpty():
+        return None
+    wanted = starts.select(
+        "source_file", "start", F.explode(F.array(F.lit(0), F.lit(1))).alias("role")
+    ).select("source_file", "start", "role", (F.col("start") + F.col("role")).alias("line_no"))
+    lines = numbered.select("source_file", "line_no", "value").join(
+        F.broadcast(wanted), ["source_file", "line_no"]
+    )
+    two = lines.groupBy("source_file", "start").agg(
+        F.max(F.when(F.col("role") == 0, F.col("value"))).alias("first"),
+        F.max(F.when(F.col("role") == 1, F.col("value"))).alias("next"),
+    )
+    first, nxt = F.col("first"), F.col("next")
+    may_continue = (
+        nxt.isNotNull()
+        & (F.octet_length(nxt) <= _REFLOW_LINE_LIMIT)
+        & F.is_valid_utf8(first)
+        & F.is_valid_utf8(nxt)
+        & ~needs_a_look(nxt)
+        & ~F.substring(nxt, 1, _HEAD_WINDOW).rlike(_HEAD)
+        & ~F.substring(nxt, 1, _HEAD_WINDOW).rlike(_JSON_HEAD)
+        & (_strip_start(nxt) != "")
+    )
+    indented = nxt.rlike(r"^[ \t]")
+    spaced = F.concat(_strip_end(first), F.lit(" "), _strip_start(nxt))
+    # An indented continuation replaced a space; a bare one is a terminal's
+    # wrap (no character lost) or a break at a space: tried in that order.
+    variants = F.when(indented, F.array(spaced)).otherwise(F.array(F.concat(first, nxt), spaced))
+    candidates = (
+        two.filter(may_continue)
+        .join(F.broadcast(starts), ["source_file", "start"])
+        .select(
+            "source_file",
+            F.col("start").alias("line_no"),
+            "observer",
+            F.lit(KIND).alias("kind"),
+            F.posexplode(variants).alias("variant", "value"),
+        )
+    )
+    judged = (
+        candidates.select("*", F.lit(None).cast("string").alias("bl_joined"))
+        .transform(lambda df: with_cheap_columns(df, F.lit(True)))
+        .transform(with_parsed)
+        .transform(with_verdict)
+    )
+    # An outer generator between the stages and the filter, as in pass 2
+    # (pipeline/ingest/__init__.py): a filter is never pushed below it, so the
+    # optimizer cannot inline the stages' expressions into the filter.
+    verdicts = judged.select(
+        "source_file",
+        "line_no",
+        "variant",
+        "value",
+        F.explode_outer(
+            F.array(
+                F.struct(
+                    F.col("bl_quarantine").alias("reason"),
+                    F.coalesce(F.size("bl_events"), F.lit(0)).alias("events"),
+                )
+            )
+        ).alias("v"),
+    )
+    ok = verdicts.filter(F.col("v.reason").isNull() & (F.col("v.events") > 0))
+    best = ok.groupBy("source_file", "line_no").agg(
+        F.min_by(F.col("value"), F.col("variant")).alias("joined")
+    )
+    return best.localCheckpoint(eager=True)
+
+
+def reflow_parts(pairs: DataFrame | None) -> DataFrame | None:
+    """Per file, the continuation lines counted as parsed (as part of their pair)."""
+    if pairs is None:
+        return None
+    return pairs.groupBy("source_file").agg(F.count(F.lit(1)).alias("parts"))
+
+
+def with_reflow(df: DataFrame, pairs: DataFrame | None, is_broker_log: Column) -> DataFrame:
+    """``bl_joined``: the re-joined text of a pair's first line, else null."""
+    if pairs is None:
+        return df.select("*", F.lit(None).cast("string").alias("bl_joined"))
+    p = F.broadcast(
+        pairs.select(
+            F.col("source_file").alias("bl_rf_file"),
+            F.col("line_no").alias("bl_rf_line"),
+            F.col("joined").alias("bl_joined"),
+        )
+    )
+    cond = (
+        is_broker_log
+        & (F.col("source_file") == F.col("bl_rf_file"))
+        & (F.col("line_no") == F.col("bl_rf_line"))
+    )
+    return df.join(p, cond, "left").drop("bl_rf_file", "bl_rf_line")
+
+
 # --- stage 1: string tests -----------------------------------------------------------
 
 
+def _json_time(parsed: Column) -> Column:
+    """The event time a JSON layout gives: JsonLayout's ``instant`` or
+    ``timeMillis``, ECS/Logstash ``@timestamp`` (ISO 8601 with a zone), GELF
+    ``timestamp`` (epoch seconds with a fraction)."""
+    secs = parsed["instant"]["epochSecond"]
+    nanos = F.coalesce(parsed["instant"]["nanoOfSecond"], F.lit(0))
+    from_instant = F.when(
+        secs.between(0, _MAX_EPOCH_SECONDS) & nanos.between(0, 999_999_999),
+        F.timestamp_micros(secs * 1_000_000 + F.floor(nanos / 1000).cast("long")),
+    )
+    millis = parsed["timeMillis"]
+    from_millis = F.when(millis.between(0, _MAX_EPOCH_SECONDS * 1000), F.timestamp_millis(millis))
+    gelf = parsed["timestamp"]
+    from_gelf = F.when(
+        gelf.between(0, _MAX_EPOCH_SECONDS),
+        F.timestamp_micros(F.floor(gelf * 1_000_000).cast("long")),
+    )
+    return F.coalesce(
+        from_instant, from_millis, F.try_to_timestamp(parsed["@timestamp"]), from_gelf
+    )
+
+
 def with_cheap_columns(df: DataFrame, is_broker_log: Column) -> DataFrame:
-    v = F.col("value")
+    """Stage 1 (needs ``bl_joined`` from :func:`with_reflow`)."""
+    v0 = F.col("value")
     staged = df.select(
         "*",
-        F.when(is_broker_log, unreadable_reason(v)).alias("bl_unreadable"),
+        F.when(is_broker_log, unreadable_reason(v0)).alias("bl_unreadable"),
     )
-    readable = is_broker_log & F.col("bl_unreadable").isNull() & needs_a_look(v)
+    readable = is_broker_log & F.col("bl_unreadable").isNull() & needs_a_look(v0)
+    v = F.coalesce(F.col("bl_joined"), v0)
     staged = staged.select("*", F.when(readable, v).alias("bl_value"))
     r = F.col("bl_value")
     head_text = F.substring(F.when(is_broker_log, v), 1, _HEAD_WINDOW)
+    json_head = F.regexp_extract(F.when(r.isNotNull(), head_text), _JSON_HEAD, 0)
     staged = staged.select(
         "*",
-        F.regexp_extract(F.when(r.isNotNull(), head_text), _HEAD, 0).alias("bl_head"),
-        # From the head of every line of the file, so that it dates quarantined lines too.
-        F.try_to_timestamp(
-            F.nullif(F.regexp_extract(head_text, _HEAD, 1), F.lit("")),
-            F.lit("yyyy-MM-dd HH:mm:ss,SSS"),
+        F.when(
+            (json_head != "") & _json_message_keys(r),
+            F.from_json(long_substr(r, F.length(json_head)), _JSON_SCHEMA, _JSON_OPTIONS),
+        ).alias("bl_json"),
+    )
+    j = F.col("bl_json")
+    staged = staged.select(
+        "*",
+        F.regexp_extract(F.when(r.isNotNull() & j.isNull(), head_text), _HEAD, 0).alias("bl_head"),
+        # From the head of every line of the file, so that it dates quarantined
+        # lines too; a JSON line's from its own keys.
+        F.coalesce(
+            F.when(j.isNotNull(), _json_time(j)),
+            F.try_to_timestamp(
+                F.nullif(F.regexp_extract(head_text, _HEAD, 1), F.lit("")),
+                F.lit("yyyy-MM-dd HH:mm:ss,SSS"),
+            ),
         ).alias("bl_time"),
     )
     head = F.col("bl_head")
-    # A line without the layout is read as it is (a re-flowed line): its
-    # template, if any, is then quarantined for want of a timestamp.
-    message = F.when(head != "", long_substr(r, F.length(head) + 1)).otherwise(r)
+    # A line without any layout (pasted into a ticket) is read as it is,
+    # with no event time; a JSON line's message is its message key.
+    message = (
+        F.when(j.isNotNull(), F.coalesce(j["message"], j["short_message"]))
+        .when(head != "", long_substr(r, F.length(head) + 1))
+        .otherwise(r)
+    )
     staged = staged.select("*", message.alias("bl_message"))
     m = F.col("bl_message")
     staged = staged.select(
-        "*", F.regexp_extract(F.substring(m, 1, 4200), _PREFIX, 0).alias("bl_prefix_text")
+        "*", F.regexp_extract(F.substring(m, 1, _PREFIX_WINDOW), _PREFIX, 0).alias("bl_prefix_text")
     )
     prefix_text = F.col("bl_prefix_text")
     staged = staged.select("*", F.regexp_extract(prefix_text, _PREFIX, 1).alias("bl_prefix"))
     body = F.when(prefix_text != "", long_substr(m, F.length(prefix_text) + 1)).otherwise(m)
     staged = staged.select("*", body.alias("bl_body"))
-    b = F.col("bl_body")
-    template = F.lit(None).cast("string")
-    for name, _, start, extra, _ in reversed(_TEMPLATES):
-        test = b.startswith(start)
-        if extra is not None:
-            test = test & (F.instr(_head(b), extra) > 0)
-        template = F.when(test, F.lit(name)).otherwise(template)
-    staged = staged.select("*", template.alias("bl_template"))
+    staged = staged.select("*", _template_of(F.col("bl_body")).alias("bl_template"))
     reason = F.when(F.col("bl_unreadable").isNotNull(), F.col("bl_unreadable")).when(
-        F.col("bl_template").isNotNull() & (head == ""), F.lit(NO_TIMESTAMP_REASON)
+        j["_corrupt_record"].isNotNull(), F.lit(BAD_JSON_REASON)
     )
     staged = staged.select("*", reason.alias("bl_reason"))
     candidate = F.col("bl_template").isNotNull() & F.col("bl_reason").isNull()
@@ -349,6 +676,11 @@ def _g(i: int) -> Column:
     return F.nullif(F.get(F.col("bl_groups"), F.lit(i)), F.lit(""))
 
 
+def _raw(i: int) -> Column:
+    """Group i as extracted ("" when it did not take part)."""
+    return F.get(F.col("bl_groups"), F.lit(i))
+
+
 def _int(i: int) -> Column:
     return _g(i).try_cast("int")
 
@@ -394,6 +726,12 @@ def _events() -> tuple[Column, Column]:
     controller_epoch = F.nullif(F.col("bl_prefix_controller_epoch"), F.lit("")).try_cast("int")
 
     diff = _g(4)
+    # 3.6+: the marker, or the empty slot's two spaces before ``and version``
+    # (no brackets anywhere); older templates have no slot: null.
+    under_min_isr = F.when(_raw(4) != "", F.lit(True)).when(
+        (_raw(3) == "  ") & (_raw(5) == "version") & (_raw(1) == "") & (_raw(6) == ""),
+        F.lit(False),
+    )
     recovery = _diff_new(diff, "leaderRecoveryState", r"([A-Z]+)")
     by_template: dict[str, tuple[Column, Column]] = {
         "leader": (
@@ -459,10 +797,9 @@ def _events() -> tuple[Column, Column]:
         "isr_updated": (
             event(
                 "isr_updated", topic=p_topic, partition=p_partition, replica=replica,
-                isr=int_list(F.get(F.col("bl_groups"), F.lit(1))), partition_epoch=_int(2),
+                isr=int_list(_raw(2)), partition_epoch=_int(7), under_min_isr=under_min_isr,
             ),
-            p_partition.isNotNull() & _int(2).isNotNull()
-            & _list_ok(int_list(F.get(F.col("bl_groups"), F.lit(1)))),
+            p_partition.isNotNull() & _int(7).isNotNull() & _list_ok(int_list(_raw(2))),
         ),
         "hwm_regression": (
             event(

@@ -72,7 +72,7 @@ def _local(path: str) -> Path | None:
 
 
 def _hidden(name: str) -> bool:
-    """Spark's listing skips these names (lines.read_lines); so do we."""
+    """Spark's readers drop files so named even when listed (lines.list_files); so do we."""
     return name.startswith(("_", "."))
 
 
@@ -114,7 +114,8 @@ def expand(
             files: list[Path] = []
             archives: list[Path] = []
             for dirpath, dirnames, filenames in os.walk(local):
-                dirnames[:] = sorted(d for d in dirnames if not _hidden(d))
+                # as lines.list_files: ``__cluster_metadata-0/`` is walked
+                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
                 for name in sorted(filenames):
                     if not _hidden(name):
                         (archives if is_archive(name) else files).append(Path(dirpath) / name)

@@ -9,13 +9,23 @@ small result back with a broadcast; no data goes to the driver.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from pipeline.ingest import broker_log, checkpoint, metadata_dump, request_log, segment_dump
+from pipeline.ingest import (
+    broker_log,
+    checkpoint,
+    metadata_dump,
+    request_log,
+    segment_dump,
+    znode_dump,
+)
 from pipeline.ingest import bundle as bundle_
 from pipeline.ingest.outcome import long_substr
 
@@ -45,15 +55,20 @@ def cluster_of(path: str, default: str) -> str:
 
 
 def read_lines(
-    spark: SparkSession, paths: list[str], bundles: Sequence[bundle_.Bundle] = ()
+    spark: SparkSession,
+    paths: list[str],
+    bundles: Sequence[bundle_.Bundle] = (),
+    files: Sequence[str] | None = None,
 ) -> tuple[DataFrame, list[str]]:
     """Every line of every file under ``paths``, and the files themselves.
 
     Returns (source_file, block_start, row_id, value) and the listed files.
-    Files are found by content, so every file is read (recursively; Spark's
-    text source decompresses ``.gz`` and friends by extension). A corrupt
-    compressed file yields the lines read before the damage instead of
-    failing the run (DESIGN.md: nothing in the input is fatal).
+    ``files`` is the explicit list to read (:func:`list_files` of ``paths``
+    when not given; ``ingest`` passes it without the binary log files).
+    Files are found by content, so every file is read (Spark's text source
+    decompresses ``.gz`` and friends by extension). A corrupt compressed
+    file yields the lines read before the damage instead of failing the run
+    (DESIGN.md: nothing in the input is fatal).
 
     ``row_id`` is assigned before any filter: ids are consecutive within a
     Spark partition, and a partition reads its file blocks one after the
@@ -62,17 +77,21 @@ def read_lines(
     """
     if not paths:
         raise ValueError("ingest needs at least one input path")
-    # Known gap: Spark's file listing skips names starting with '_' or '.', so
-    # a Kafka data dir's ``__cluster_metadata-0/`` (its leader-epoch-checkpoint,
-    # partition.metadata, quorum-state) is never read from a directory given
-    # here. The fix is to list local paths ourselves (os.walk, no symlink out of
-    # the tree) and pass explicit files, escaping Hadoop glob characters
-    # (``*?[]{}\``) in their names; not done yet. file_stats has no row for
-    # such files, so the gap is silent.
+    if files is None:
+        files = list_files(spark, paths)
+    if not files:
+        empty = spark.createDataFrame(
+            [], "source_file string, block_start long, row_id long, value string"
+        )
+        return empty, []
+    # Explicit files (list_files): Spark's own listing would skip the
+    # ``__cluster_metadata-0/`` folder of a Kafka data dir.
+    # recursiveFileLookup also turns off partition inference (a cluster=NAME/
+    # folder must stay part of the path, not become a column).
     text = (
         spark.read.option("recursiveFileLookup", "true")
         .option("ignoreCorruptFiles", "true")
-        .text(paths)
+        .text([escape_glob(f) for f in files])
     )
     raw = text.select(
         member_path(F.col("_metadata.file_path"), bundles).alias("source_file"),
@@ -83,6 +102,125 @@ def read_lines(
     # inputFiles() is the driver's file listing (already done by read): it
     # is how a file with no line at all still gets its file_stats row.
     return raw, [member_path_of(spark_file_path(p), bundles) for p in text.inputFiles()]
+
+
+# --- listing ---------------------------------------------------------------------------
+
+#: Hadoop glob metacharacters, escaped in the explicit paths handed to Spark.
+_GLOB = frozenset("*?[]{}\\")
+
+
+def escape_glob(path: str) -> str:
+    """``path`` with Hadoop's glob characters escaped, so Spark reads that file."""
+    return "".join("\\" + c if c in _GLOB else c for c in path)
+
+
+def _unescape_glob(path: str) -> str:
+    return re.sub(r"\\([*?\[\]{}\\])", r"\1", path)
+
+
+def _skipped(name: str) -> bool:
+    """Spark's text and binary-file sources drop a file whose own name starts
+    with ``_`` or ``.`` even when named explicitly, so such files are not
+    listed (no file_stats row that no reader would fill). Folders starting
+    with ``_`` are walked (``__cluster_metadata-0/``); hidden ``.`` folders
+    (``.git``, editor and Hadoop ``.crc`` litter) are not."""
+    return name.startswith(("_", "."))
+
+
+def local_file(path: str) -> str | None:
+    """The local path behind a listed or given path (no scheme, or
+    ``file:``), else None. ``file:`` paths here are not URL-encoded."""
+    if path.startswith("file:"):
+        rest = path[len("file:") :]
+        return rest[2:] if rest.startswith("///") else rest
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path):
+        return None
+    return path
+
+
+def list_files(spark: SparkSession, paths: Sequence[str]) -> list[str]:
+    """Every file under ``paths``, recursively, as explicit paths: local ones
+    as ``file:/abs/path`` (``os.walk``; no symbolic link is followed out of
+    the given tree), other schemes through Hadoop's FileSystem API (globs
+    allowed there). A path that matches nothing raises ValueError.
+
+    Spark's own listing skips names starting with ``_`` or ``.``, so a Kafka
+    data dir's ``__cluster_metadata-0/`` would never be read from a folder.
+    """
+    out: list[str] = []
+    for given in paths:
+        local = local_file(given)
+        found: list[str] | None = None
+        if local is not None:
+            for candidate in (local, _unescape_glob(local)):
+                if os.path.lexists(candidate):
+                    found = _walk_local(candidate)
+                    break
+            if found is None and any(c in _GLOB for c in local):
+                # a local glob: Hadoop's glob syntax, as Spark read it before
+                found = _list_hadoop(spark, "file:" + os.path.abspath(local))
+        else:
+            found = _list_hadoop(spark, given)
+        if found is None:
+            raise ValueError(f"input path does not exist: {given}")
+        out += found
+    return list(dict.fromkeys(out))
+
+
+def _walk_local(path: str) -> list[str]:
+    # Paths keep the names given (a broker-1/ folder may be a link: its name
+    # names the observer); links are checked against the real tree.
+    top = os.path.abspath(path)
+    if os.path.isfile(top):
+        # A file named explicitly is handed over whatever its name (Spark
+        # drops a leading '_' or '.' file even then, as it always did).
+        return ["file:" + Path(top).as_posix()]
+    root = os.path.realpath(top)
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if _skipped(name):
+                continue
+            full = os.path.join(dirpath, name)
+            real = os.path.realpath(full)
+            # A symbolic link may point anywhere: only inside the tree.
+            if not os.path.isfile(real) or os.path.commonpath([root, real]) != root:
+                continue
+            out.append("file:" + Path(full).as_posix())
+    return out
+
+
+def hadoop_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
+    """(Hadoop FileSystem, Path) of ``path`` through the session's JVM."""
+    jvm: Any = spark._jvm
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    return hpath.getFileSystem(spark._jsc.hadoopConfiguration()), hpath
+
+
+def _list_hadoop(spark: SparkSession, given: str) -> list[str] | None:
+    """Files under ``given`` (a glob allowed) through the JVM's Hadoop
+    FileSystem, recursively; None when nothing matches."""
+    fs, hpath = hadoop_path(spark, given)
+    statuses = fs.globStatus(hpath)
+    if not statuses:
+        return None
+    out: list[str] = []
+    for status in statuses:
+        if not status.isDirectory():
+            out.append(status.getPath().toString())
+            continue
+        root = status.getPath().toString().rstrip("/") + "/"
+        files = fs.listFiles(status.getPath(), True)
+        while files.hasNext():
+            f = files.next().getPath().toString()
+            below = f[len(root) :] if f.startswith(root) else f.rsplit("/", 1)[-1]
+            parts = below.split("/")
+            if any(p.startswith(".") for p in parts[:-1]) or _skipped(parts[-1]):
+                continue
+            out.append(f)
+    return sorted(out)
 
 
 def member_path(source_file: Column, bundles: Sequence[bundle_.Bundle]) -> Column:
@@ -128,6 +266,7 @@ def index_blocks(raw: DataFrame, collect: Mapping[str, Column]) -> DataFrame:
         F.count_if(broker_log.marks_file(value)).alias("broker_log_marks"),
         F.count_if(segment_dump.marks_file(value)).alias("segment_dump_marks"),
         F.count_if(segment_dump.metadata_header(value)).alias("metadata_headers"),
+        F.count_if(znode_dump.marks_file(value)).alias("znode_dump_marks"),
         *[agg.alias(name) for name, agg in collect.items()],
     )
 
@@ -139,6 +278,7 @@ def file_kind(
     is_checkpoint: Column,
     segment_dump_marks: Column | None = None,
     metadata_headers: Column | None = None,
+    znode_dump_marks: Column | None = None,
 ) -> Column:
     """Kind by content: a checkpoint by name and first line (it is tiny and
     has no other mark), else the file's lines vote (a request log may quote
@@ -149,14 +289,22 @@ def file_kind(
     file kind has a line starting ``Dumping ``): some header names a file
     that is not the metadata log and none names the metadata log. Its
     record payloads may look like anything (even a metadata envelope), so
-    they never vote."""
+    they never vote.
+
+    A ZooKeeper znode dump is decided by its partition-state JSON lines
+    (``{"controller_epoch":..,"leader_epoch":..}`` at the start of a line,
+    keys no other artefact writes in snake case) when they outnumber the
+    broker-log and metadata-dump marks (a log may quote a state, not start
+    a line with one)."""
     rl, md, bl = request_log_marks, metadata_dump_marks, broker_log_marks
     sd = F.lit(0) if segment_dump_marks is None else segment_dump_marks
     mh = F.lit(0) if metadata_headers is None else metadata_headers
+    zn = F.lit(0) if znode_dump_marks is None else znode_dump_marks
     return (
         F.when(is_checkpoint, F.lit(checkpoint.KIND))
         .when((rl > md) & (rl >= bl), F.lit(request_log.KIND))
         .when((sd > 0) & (mh == 0), F.lit(segment_dump.KIND))
+        .when((zn > 0) & (zn > md) & (zn > bl), F.lit(znode_dump.KIND))
         .when((md > 0) & (md >= bl), F.lit(metadata_dump.KIND))
         .when(bl > 0, F.lit(broker_log.KIND))
         .otherwise(F.lit(UNRECOGNISED))
@@ -183,6 +331,7 @@ def block_offsets(blocks: DataFrame, broker_id: int | None) -> DataFrame:
             ),
             F.sum("segment_dump_marks").over(by_file),
             F.sum("metadata_headers").over(by_file),
+            F.sum("znode_dump_marks").over(by_file),
         ).alias("kind"),
         observer(F.col("source_file"), broker_id).alias("observer"),
     )

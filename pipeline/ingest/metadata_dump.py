@@ -14,6 +14,14 @@ The payload is the envelope ``{"type":T,"version":N,"data":{...}}`` (section
 2.2), or ``Error at <offset>, skipping. <message>`` when it could not be
 decoded. Control records never get a payload.
 
+``CONFIG_RECORD`` is read for ``min.insync.replicas`` only (section 2.4:
+``{resourceType int8, resourceName string, name string, value string}``;
+resourceType TOPIC = 2, BROKER = 4, the cluster default being BROKER with an
+empty name; a null value deletes the setting). Its only version is 0
+(``validVersions: "0"`` in apache/kafka
+``metadata/src/main/resources/common/metadata/ConfigRecord.json``, read at
+commit 135de580); every other configuration is ignored by rule.
+
 Three stages like request_log.py (string tests, from_json per record type,
 events or a quarantine reason); columns are prefixed ``md_`` and null for
 lines of other kinds.
@@ -39,6 +47,12 @@ REGISTER_BROKER_RECORD = "REGISTER_BROKER_RECORD"
 FENCE_BROKER_RECORD = "FENCE_BROKER_RECORD"
 UNFENCE_BROKER_RECORD = "UNFENCE_BROKER_RECORD"
 BROKER_REGISTRATION_CHANGE_RECORD = "BROKER_REGISTRATION_CHANGE_RECORD"
+CONFIG_RECORD = "CONFIG_RECORD"
+
+#: ConfigResource.Type (section 2.4) and the one configuration we read
+RESOURCE_TOPIC = 2
+RESOURCE_BROKER = 4
+MIN_ISR_CONFIG = "min.insync.replicas"
 
 #: Highest record version whose shape we know (section 2.3, trunk-2024). A
 #: newer version may carry a field that changes what the record means (as v2
@@ -51,6 +65,7 @@ KNOWN_VERSIONS: dict[str, int] = {
     FENCE_BROKER_RECORD: 0,
     UNFENCE_BROKER_RECORD: 0,
     BROKER_REGISTRATION_CHANGE_RECORD: 2,
+    CONFIG_RECORD: 0,
 }
 
 _CORRUPT = "_corrupt_record"
@@ -80,6 +95,7 @@ _DATA: dict[str, str] = {
     BROKER_REGISTRATION_CHANGE_RECORD: (
         "brokerId: INT, brokerEpoch: BIGINT, fenced: INT, inControlledShutdown: INT"
     ),
+    CONFIG_RECORD: "resourceType: INT, resourceName: STRING, name: STRING, value: STRING",
 }
 
 
@@ -425,6 +441,16 @@ def _required(parsed: Column, record_type: str) -> Column:
         return d["partitionId"].isNotNull() & d["topicId"].isNotNull()
     if record_type in (REGISTER_BROKER_RECORD, BROKER_REGISTRATION_CHANGE_RECORD):
         return d["brokerId"].isNotNull() & d["brokerEpoch"].isNotNull()
+    if record_type == CONFIG_RECORD:
+        named = d["resourceType"].isNotNull() & d["resourceName"].isNotNull()
+        # a min ISR we would read must be a number, and a broker's name its id
+        broker_id = (
+            (d["resourceType"] != RESOURCE_BROKER)
+            | (d["resourceName"] == "")
+            | d["resourceName"].try_cast("int").isNotNull()
+        )
+        number = d["value"].isNull() | d["value"].try_cast("int").isNotNull()
+        return named & d["name"].isNotNull() & (~_is_min_isr(d) | (broker_id & number))
     return d["id"].isNotNull() & d["epoch"].isNotNull()
 
 
@@ -501,6 +527,22 @@ def _partition_change(d: Column) -> Column:
     )
 
 
+def _is_min_isr(d: Column) -> Column:
+    """A ConfigRecord setting min ISR for a topic, a broker or the cluster."""
+    return (d["name"] == MIN_ISR_CONFIG) & d["resourceType"].isin(RESOURCE_TOPIC, RESOURCE_BROKER)
+
+
+def _config_record(d: Column) -> Column:
+    kind, name = d["resourceType"], d["resourceName"]
+    return event(
+        "min_isr_config",
+        topic=F.when(kind == RESOURCE_TOPIC, name),
+        # BROKER with an empty name is the cluster default: both null
+        replica=F.when((kind == RESOURCE_BROKER) & (name != ""), name.try_cast("int")),
+        min_isr=d["value"].try_cast("int"),
+    )
+
+
 def _register_broker(d: Column) -> Column:
     # fenced: bool, schema default true (section 2.4).
     fenced = F.when(d["fenced"].isNull() | d["fenced"], F.lit(1)).otherwise(F.lit(0))
@@ -536,6 +578,7 @@ _BUILDERS: dict[str, Callable[[Column], Column]] = {
     FENCE_BROKER_RECORD: _fence_broker,
     UNFENCE_BROKER_RECORD: _unfence_broker,
     BROKER_REGISTRATION_CHANGE_RECORD: _broker_registration_change,
+    CONFIG_RECORD: _config_record,
 }
 
 
@@ -550,6 +593,9 @@ def with_verdict(df: DataFrame) -> DataFrame:
     for t, build in _BUILDERS.items():
         parsed = F.col(_column(t))
         one = F.array(build(parsed["data"]))
+        if t == CONFIG_RECORD:
+            # every other configuration is well formed and unused: no event
+            one = F.when(_is_min_isr(parsed["data"]), one)
         events = F.when(rtype == t, one) if events is None else events.when(rtype == t, one)
         quarantine = quarantine.when(
             (rtype == t) & parsed[_CORRUPT].isNotNull(), F.lit(BAD_JSON_REASON)

@@ -1,13 +1,103 @@
 """Broker request log (``kafka.request.logger``), kafka-formats.md section 1.
 
-A line is ``[yyyy-MM-dd HH:mm:ss,SSS] LEVEL Completed request:{json} (kafka.request.logger)``
-(section 1.2; 2.8+ JSON, KIP-673). The JSON's top-level keys come in a fixed
-order (``isForwarded``, ``requestHeader``, ``request``, ``response``,
+A line is ``[yyyy-MM-dd HH:mm:ss,SSS] LEVEL Completed request:{desc} (kafka.request.logger)``.
+
+**2.8+ (JSON, KIP-673, section 1.2).** The JSON's top-level keys come in a
+fixed order (``isForwarded``, ``requestHeader``, ``request``, ``response``,
 ``connection``, ...), and JSON strings cannot hold an unescaped ``"``, so the
 header, request and response objects are cut out with ``instr`` and each is
 parsed on its own with a minimal schema: the connection/timing tail is never
 parsed, and most lines are settled by cheap string tests before any
-``from_json`` runs (the budget note in pipeline/ingest/__init__.py).
+``from_json`` runs (the budget note in pipeline/ingest/__init__.py). Api keys
+read: PRODUCE, FETCH, LEADER_AND_ISR, OFFSET_FOR_LEADER_EPOCH and
+ALTER_ISR/ALTER_PARTITION (56; field names per version from
+``clients/src/main/resources/common/message/AlterIsrRequest.json`` /
+``AlterIsrResponse.json`` @2.7.0 and ``AlterPartitionRequest.json`` /
+``AlterPartitionResponse.json`` @3.2.0, @3.3.1, @3.5.0).
+
+**<= 2.7 (text).** Read from apache/kafka at the tags named (``git show
+<tag>:<path>``); parsed with string functions only (``instr``/``startswith``
+first, then ``regexp_extract`` and ``split``).
+
+* The line (``core/src/main/scala/kafka/network/RequestChannel.scala``):
+
+  - 0.8.2.2: ``Completed request:{describe} from client {addr};totalTime:...``
+    (TRACE: ``describe(true)``, else DEBUG ``describe(false)``);
+  - 0.9.0.1-0.10.1.1: ``Completed request:{requestDesc} from connection {id};
+    totalTime:%d,...,securityProtocol:%s,principal:%s`` (TRACE details, else DEBUG);
+  - 0.10.2.2: the same plus ``,listener:%s``, logged only when TRACE is on
+    (``requestLogger.trace`` inside ``isDebugEnabled``), always with details;
+  - 0.11.0.x: DEBUG, times ``%f``, details when TRACE is on;
+  - 1.0.x-2.7.x: ``Completed request:{requestDesc},response:{responseString}
+    from connection {id};totalTime:..,...,listener:..[,clientInformation:..]``
+    (responseString = ``AbstractResponse.toString(version)`` =
+    ``toStruct(version).toString()``, ``clients/.../requests/AbstractResponse.java``).
+
+  ``requestDesc`` is the old Scala ``kafka.api`` object's ``describe(details)``
+  when the broker still parsed that api with it (0.8.2/0.9: Produce, Fetch,
+  LeaderAndIsr and others, ``core/.../api/RequestKeys.scala``; 0.10.0/0.10.1:
+  Fetch only, ``keyToNameAndDeserializerMap`` in RequestChannel.scala), else
+  ``{header} -- {body}``.
+* Headers: 0.9-0.11 ``RequestHeader`` is a ``Struct`` (``{api_key=1,
+  api_version=3,correlation_id=7,client_id=x}``, ``Protocol.REQUEST_HEADER``);
+  1.0-2.7 ``RequestHeader(apiKey=FETCH, apiVersion=11, clientId=x,
+  correlationId=7)`` (``clients/.../requests/RequestHeader.java``).
+* Bodies: ``Struct.toString`` (``clients/.../protocol/types/Struct.java``,
+  unchanged 0.9-2.7): ``{name=value,...}``, arrays ``[a,b]``, no spaces;
+  ``AbstractRequest.toString(verbose)`` ignores ``verbose`` for every request
+  but Produce (0.11-2.7), so FETCH, OffsetsForLeaderEpoch and LeaderAndIsr
+  print every partition at DEBUG too. 2.4+ generated messages name fields by
+  ``FieldSpec.snakeCaseName`` and end flexible structs with
+  ``_tagged_fields={...}`` (``MessageDataGenerator.java`` @2.7.0).
+
+  - FETCH, Scala (``core/.../api/FetchRequest.scala`` @0.8.2.2-0.10.1.1):
+    ``Name: FetchRequest; Version: V; CorrelationId: C; ClientId: X; ReplicaId:
+    R; MaxWait: W ms; MinBytes: B bytes[; MaxBytes:M bytes (0.10.1)]``, and with
+    details ``; RequestInfo: ([topic,0],PartitionFetchInfo(offset,fetchSize)),...``
+    (``TopicAndPartition.toString`` = ``[%s,%d]``). Without details there are
+    no offsets: ignored by rule.
+  - FETCH, Struct (``Protocol.java`` @0.10.2.2, ``FetchRequest.java`` @0.11-2.6,
+    ``FetchRequest.json`` @2.7.0): ``{replica_id=R,max_wait_time|max_wait_ms=..,
+    ...,topics=[{topic=T,partitions=[{partition=P[,current_leader_epoch=E (v9+)],
+    fetch_offset=O[,last_fetched_epoch=L (v12)][,log_start_offset=S (v5+)],
+    max_bytes|partition_max_bytes=M...}]}]...}`` (``max_bytes`` and the session
+    ``epoch`` up to 2.0, ``partition_max_bytes`` / ``session_epoch`` from 2.1,
+    ``FetchRequest.java`` @2.0.1 / @2.1.1). Response (1.0-2.7):
+    ``...responses=[{topic=T,partition_responses=[{partition_header={partition=P,
+    error_code=E,high_watermark=H,...},record_set=...}]}]`` (2.7 generated: no
+    ``partition_header``, and a set DivergingEpoch as ``_tagged_fields={0={epoch=
+    E,end_offset=O,...}}``, ``FetchResponse.json`` @2.7.0).
+  - PRODUCE: 0.11-2.7 ``ProduceRequest.toString(verbose)`` prints
+    ``{acks=A,timeout=T,numPartitions=N}`` (DEBUG) or ``partitionSizes=[..]``;
+    the response (1.0-2.7, ``ProduceResponse.java``) ``{responses=[{topic=T,
+    partition_responses=[{partition=P,error_code=E,base_offset=B,...}]}]...}``
+    gives one produce event per partition. Earlier lines (Scala
+    ``ProducerRequest.describe`` 0.8/0.9, Struct 0.10, 0.11) carry no response:
+    a request is not an acknowledgement, so they are ignored by rule.
+  - OFFSET_FOR_LEADER_EPOCH (0.11+, ``Protocol.java`` @0.11.0.3,
+    ``OffsetsForLeaderEpochRequest/Response.java`` @1.1-2.7): request
+    ``{[replica_id=R (v3+),]topics=[{topic=T,partitions=[{partition_id|partition=P
+    [,current_leader_epoch=C],leader_epoch=E}]}]}``, response (1.0+)
+    ``...partitions=[{error_code=X,partition_id|partition=P[,leader_epoch=E],
+    end_offset=O}]``. Before v3 the follower is named only by its client id
+    ``broker-<id>-fetcher-<n>`` (``ReplicaFetcherBlockingSend``).
+  - LEADER_AND_ISR, Struct (``Protocol.java`` @0.10.2.2, ``LeaderAndIsrRequest.java``
+    @1.1.1/@2.2.2, ``LeaderAndIsrRequest.json`` @2.7.0): partition states
+    ``{[topic|topic_name=T,]partition|partition_index=P,controller_epoch=C,
+    leader=L,leader_epoch=E,isr=[..],zk_version=Z,replicas=[..]...}``, the topic
+    inside the state (v0-1) or in ``topic_states=[{topic|topic_name=T,
+    partition_states=[..]}]`` (v2+). The 0.8/0.9 Scala form is not read.
+  - ALTER_ISR (2.7 only; ``AlterIsrRequest.json``/``AlterIsrResponse.json``
+    @2.7.0, ``AbstractRequest.toString`` = ``data.toStruct(0).toString()``):
+    ``{broker_id=B,broker_epoch=..,topics=[{name=T,partitions=[{partition_index=P,
+    leader_epoch=E,new_isr=[..],current_isr_version=V,_tagged_fields={}}],...}``,
+    response ``...partitions=[{partition_index=P,error_code=X,leader_id=L,
+    leader_epoch=E,isr=[..],current_isr_version=V,...}]``.
+
+A text line of a shape we know but cannot read (no connection tail: cut; a
+header that does not parse; a partition entry whose numbers are malformed or
+out of range) is quarantined. The same event kinds and columns as the JSON
+path come out, with ``api_version`` from the header.
 
 Three stages, each a DataFrame -> DataFrame step, so that every ``from_json``
 is evaluated once per line (see ``pipeline/ingest/__init__.py``):
@@ -31,6 +121,7 @@ from pyspark.sql import functions as F
 from pipeline.ingest.outcome import (
     between,
     event,
+    long_substr,
     or_empty,
     unreadable_reason,
 )
@@ -51,11 +142,14 @@ PRODUCE = 0
 FETCH = 1
 LEADER_AND_ISR = 4
 OFFSET_FOR_LEADER_EPOCH = 23
+#: ALTER_ISR (2.7-3.1) / ALTER_PARTITION (3.2+), section 1.8.
+ALTER_PARTITION = 56
 API_KEY_NAMES: dict[int, str] = {
     PRODUCE: "PRODUCE",
     FETCH: "FETCH",
     LEADER_AND_ISR: "LEADER_AND_ISR",
     OFFSET_FOR_LEADER_EPOCH: "OFFSET_FOR_LEADER_EPOCH",
+    ALTER_PARTITION: "ALTER_PARTITION",
 }
 
 BAD_JSON_REASON = "bad JSON in Completed request"
@@ -128,6 +222,23 @@ LEADER_AND_ISR_REQUEST = (
     f"partitionStates: ARRAY<{_LEADER_AND_ISR_STATE}>>>, {_CORRUPT} STRING"
 )
 
+#: AlterIsr (2.7-3.1, v0: ``name``, ``currentIsrVersion``) / AlterPartition
+#: (3.2+: v0-1 ``name`` (3.2) or ``topicName`` (3.3+), v2+ ``topicId``,
+#: ``partitionEpoch``, v1+ ``leaderRecoveryState``, v3+ ``newIsrWithEpochs``
+#: instead of ``newIsr``); section 1.8.
+ALTER_PARTITION_REQUEST = (
+    "brokerId INT, topics ARRAY<STRUCT<name: STRING, topicName: STRING, topicId: STRING, "
+    "partitions: ARRAY<STRUCT<partitionIndex: INT, leaderEpoch: INT, newIsr: ARRAY<INT>, "
+    "newIsrWithEpochs: ARRAY<STRUCT<brokerId: INT>>, leaderRecoveryState: INT, "
+    f"partitionEpoch: INT, currentIsrVersion: INT>>>>, {_CORRUPT} STRING"
+)
+ALTER_PARTITION_RESPONSE = (
+    "topics ARRAY<STRUCT<name: STRING, topicName: STRING, topicId: STRING, "
+    "partitions: ARRAY<STRUCT<partitionIndex: INT, errorCode: INT, leaderId: INT, "
+    "leaderEpoch: INT, isr: ARRAY<INT>, leaderRecoveryState: INT, partitionEpoch: INT, "
+    f"currentIsrVersion: INT>>>>, {_CORRUPT} STRING"
+)
+
 # --- file recognition --------------------------------------------------------
 
 
@@ -148,6 +259,553 @@ def needs_a_look(value: Column) -> Column:
     return marks_file(value)
 
 
+# --- <= 2.7 text lines (see the module docstring for the formats) -------------
+
+#: ``rl_text_form`` values: the header shape that opens the request description.
+TEXT_H1 = "h1"  # 1.0-2.7 ``RequestHeader(apiKey=FETCH, ...) -- {...},response:{...}``
+TEXT_H0 = "h0"  # 0.9-0.11 ``{api_key=1,api_version=3,...} -- {...}``
+TEXT_SCALA = "scala"  # 0.8-0.10.1 ``Name: FetchRequest; Version: ...``
+
+TEXT_HEADER_REASON = "unreadable text request header"
+TEXT_CUT_REASON = "text request line without its connection tail (cut)"
+
+#: ``ApiKeys`` enum names (1.0+ headers) and old Scala class names (0.8-0.10.1)
+#: of the api keys read from text lines.
+_TEXT_API_NAMES: dict[str, int] = {
+    "PRODUCE": PRODUCE,
+    "FETCH": FETCH,
+    "LEADER_AND_ISR": LEADER_AND_ISR,
+    "OFFSET_FOR_LEADER_EPOCH": OFFSET_FOR_LEADER_EPOCH,
+    "ALTER_ISR": ALTER_PARTITION,
+    "ProducerRequest": PRODUCE,
+    "FetchRequest": FETCH,
+    "LeaderAndIsrRequest": LEADER_AND_ISR,
+}
+
+_INT = r"(-?\d{1,11})"
+_LONG = r"(-?\d{1,20})"
+_TEXT_HEADERS: dict[str, tuple[str, tuple[int, int, int]]] = {
+    # form: (regex, group of (api key or name, api version, client id))
+    TEXT_H1: (
+        r"Completed request:\s*RequestHeader\(apiKey=([A-Za-z_]+), apiVersion=(-?\d{1,6}), "
+        r"clientId=(.*?), correlationId=-?\d{1,11}\) -- ",
+        (1, 2, 3),
+    ),
+    TEXT_H0: (
+        r"Completed request:\s*\{api_key=(-?\d{1,6}),api_version=(-?\d{1,6}),"
+        r"correlation_id=-?\d{1,11},client_id=(.*?)\} -- ",
+        (1, 2, 3),
+    ),
+    TEXT_SCALA: (
+        r"Completed request:\s*Name: ([A-Za-z]+); Version: (-?\d{1,6}); "
+        r"CorrelationId: -?\d{1,11}; ClientId: (.*?); ",
+        (1, 2, 3),
+    ),
+}
+
+
+def text_form(head: Column) -> Column:
+    """Which <= 2.7 shape the description after ``Completed request:`` has, or null."""
+    return (
+        F.when(head.startswith("RequestHeader("), F.lit(TEXT_H1))
+        .when(head.startswith("{api_key="), F.lit(TEXT_H0))
+        .when(head.startswith("Name: "), F.lit(TEXT_SCALA))
+    )
+
+
+def _groups(text: Column, pattern: str) -> Callable[[int, str], Column]:
+    """``g(i, dtype)``: group ``i`` of ``pattern`` in ``text`` (:func:`_num`)."""
+
+    def group(i: int, dtype: str) -> Column:
+        return _num(text, pattern, i, dtype)
+
+    return group
+
+
+def _text_opener_cut(head: Column) -> Column:
+    """``head`` is a non-empty proper beginning of a text header's opener
+    (``RequestHe``, ``Name``): a text line cut inside its header."""
+    return (head != "") & (
+        F.lit("RequestHeader(").startswith(head) | F.lit("Name: ").startswith(head)
+    )
+
+
+def _num(text: Column, pattern: str, group: int, dtype: str) -> Column:
+    """A regex group as ``dtype``; null when it did not take part or is out of range."""
+    return F.nullif(F.regexp_extract(text, pattern, group), F.lit("")).try_cast(dtype)
+
+
+def text_header_match(r: Column, form: Column) -> Column:
+    """The header as the form's regex matched it (``""`` when it does not):
+    the one regex over the whole line; the fields come from this short text."""
+    out = F.regexp_extract(r, _TEXT_HEADERS[TEXT_SCALA][0], 0)
+    for name in (TEXT_H0, TEXT_H1):
+        out = F.when(form == name, F.regexp_extract(r, _TEXT_HEADERS[name][0], 0)).otherwise(out)
+    return out
+
+
+def _text_header(r: Column, form: Column, match: Column) -> Column:
+    """struct(api_key, api_version, client_id, body_at) from the header
+    ``match``: api_key -1 for an api not read, null when the header cannot be
+    read; body_at is the 1-based position right after the header (and, in
+    the Scala form, ``ClientId``)."""
+
+    def one(name: str) -> Column:
+        pattern, (g_key, g_version, g_client) = _TEXT_HEADERS[name]
+        key_text = F.regexp_extract(match, pattern, g_key)
+        if name == TEXT_H0:
+            api_key = F.nullif(key_text, F.lit("")).try_cast("int")
+        else:
+            api_key = F.lit(-1)
+            for key_name, key in _TEXT_API_NAMES.items():
+                api_key = F.when(key_text == key_name, F.lit(key)).otherwise(api_key)
+        return F.struct(
+            api_key.alias("api_key"),
+            _num(match, pattern, g_version, "int").alias("api_version"),
+            F.regexp_extract(match, pattern, g_client).alias("client_id"),
+        )
+
+    fields = (
+        F.when(form == TEXT_H1, one(TEXT_H1))
+        .when(form == TEXT_H0, one(TEXT_H0))
+        .otherwise(one(TEXT_SCALA))
+    )
+    return F.when(
+        match != "",
+        F.struct(
+            fields["api_key"].alias("api_key"),
+            fields["api_version"].alias("api_version"),
+            fields["client_id"].alias("client_id"),
+            (F.instr(r, match) + F.length(match)).alias("body_at"),
+        ),
+    )
+
+
+def _locate_from(r: Column, needle: str, start: Column) -> Column:
+    """1-based position of ``needle`` in ``r`` at or after ``start``, else 0."""
+    found = F.instr(long_substr(r, start), needle)
+    return F.when(found > 0, found + start - 1).otherwise(F.lit(0))
+
+
+def text_positions(r: Column, header: Column) -> Column:
+    """struct(connection, client, response_at): where `` from connection ``,
+    `` from client `` (0.8) and ``,response:`` first occur after the header
+    (0 when absent). Each string is searched once per line here."""
+    body_at = header["body_at"]
+    return F.struct(
+        _locate_from(r, " from connection ", body_at).alias("connection"),
+        _locate_from(r, " from client ", body_at).alias("client"),
+        _locate_from(r, ",response:", body_at).alias("response_at"),
+    )
+
+
+def _text_parts(r: Column, form: Column, header: Column, positions: Column) -> Column:
+    """struct(request, response, tail_at): the request body, the response
+    string (1.0-2.7 only) and where the ``from connection`` tail starts
+    (null when the line has none: cut)."""
+    body_at = header["body_at"]
+    tail_at = F.coalesce(
+        F.nullif(positions["connection"], F.lit(0)), F.nullif(positions["client"], F.lit(0))
+    )
+    response_at = positions["response_at"]
+    has_response = (form == TEXT_H1) & (response_at > 0) & (response_at < tail_at)
+    request_end = F.when(form == TEXT_H1, F.when(has_response, response_at)).otherwise(tail_at)
+    return F.struct(
+        between(r, body_at, request_end).alias("request"),
+        F.when(has_response, between(r, response_at + len(",response:"), tail_at)).alias(
+            "response"
+        ),
+        F.when(form == TEXT_H1, F.when(has_response, tail_at))
+        .otherwise(tail_at)
+        .alias("tail_at"),
+    )
+
+
+def _text_replica_id() -> Column:
+    """The follower that sent a FETCH / OffsetsForLeaderEpoch text request.
+
+    Struct forms: ``replica_id`` first (Fetch all versions; OffsetsForLeaderEpoch
+    v3+); Scala Fetch: ``ReplicaId: N``. OffsetsForLeaderEpoch v0-2 carries no
+    replica id: a follower's client id is ``broker-<id>-fetcher-<n>``
+    (ReplicaFetcherBlockingSend, 0.11-2.7); anything else is not a follower.
+    """
+    request = F.col("rl_tparts.request")
+    struct_id = _num(request, r"^\{replica_id=" + _INT + ",", 1, "int")
+    scala_id = _num(request, r"^ReplicaId: " + _INT + "; ", 1, "int")
+    client_id = _num(F.col("rl_theader.client_id"), r"^broker-(\d{1,10})-fetcher-\d+$", 1, "int")
+    return (
+        F.when(F.col("rl_text_form") == TEXT_SCALA, scala_id)
+        .when(F.col("rl_api_key") == FETCH, struct_id)
+        .otherwise(F.coalesce(struct_id, client_id))
+    )
+
+
+def _text_reason() -> Column:
+    """Why a text line is quarantined, or null (parse it or ignore it)."""
+    api_key = F.col("rl_api_key")
+    return (
+        F.when(F.col("rl_time").isNull(), F.lit(NO_TIMESTAMP_REASON))
+        .when(
+            api_key.isNull() | F.col("rl_theader.api_version").isNull(),
+            F.lit(TEXT_HEADER_REASON),
+        )
+        # A cut line loses its tail first: quarantine it even for api keys we skip.
+        .when(F.col("rl_tparts.tail_at").isNull(), F.lit(TEXT_CUT_REASON))
+        .when(
+            (api_key == FETCH) & F.col("rl_replica_id").isNull(),
+            F.lit("unreadable FETCH text request"),
+        )
+    )
+
+
+def _text_readable() -> Column:
+    """A text line whose shape carries what we read (else: ignored by rule).
+
+    FETCH: the Scala summary (DEBUG) form has no ``RequestInfo``, no offsets.
+    PRODUCE: only 1.0-2.7 lines carry the response (base offset, error); an
+    earlier line is a request, not an acknowledgement. OffsetsForLeaderEpoch:
+    0.11+ (no Scala form). LeaderAndIsr: the Struct forms (0.10-2.7); the
+    0.8/0.9 Scala ``describe`` form is not read.
+    """
+    api_key, form = F.col("rl_api_key"), F.col("rl_text_form")
+    request = F.col("rl_tparts.request")
+    return (
+        F.when(
+            api_key == FETCH,
+            (form != TEXT_SCALA) | (F.instr(request, "; RequestInfo: ") > 0),
+        )
+        .when(api_key == PRODUCE, form == TEXT_H1)
+        .when(api_key.isin(OFFSET_FOR_LEADER_EPOCH, LEADER_AND_ISR), form != TEXT_SCALA)
+        .when(api_key == ALTER_PARTITION, form == TEXT_H1)
+        .otherwise(F.lit(False))
+    )
+
+
+#: Struct.toString pieces: one per topic (``{topic=NAME,partition...``), then
+#: one per partition entry; 1.0-2.6 Fetch responses nest the partition id in
+#: ``partition_header={partition=N,...}``, 0.11/1.0 OffsetsForLeaderEpoch name
+#: it ``partition_id``.
+_TOPIC_SEP = r"\{topic="
+_TOPIC_NAME = r"^([^,{}\[\]=]+),partition"
+_PARTITION_SEP = r"\{(?:partition_header=\{)?partition(?:_id)?=(?=-?\d)"
+_ERROR_FIRST_SEP = r"\{error_code=(?=-?\d)"
+
+
+def _after_first(text: Column, sep: str) -> Column:
+    """split(text, sep) without the part before the first separator."""
+    return F.filter(F.split(text, sep), lambda _, i: i > 0)
+
+
+def _text_per_partition(
+    text: Column, partition_sep: str, make: Callable[[Column, Column], Column]
+) -> Column:
+    """flatten(topic pieces -> partition pieces -> make(topic, piece)), [] when absent."""
+
+    def per_topic(piece: Column) -> Column:
+        topic = F.nullif(F.regexp_extract(piece, _TOPIC_NAME, 1), F.lit(""))
+        return F.transform(_after_first(piece, partition_sep), lambda p: make(topic, p))
+
+    return or_empty(F.flatten(F.transform(_after_first(text, _TOPIC_SEP), per_topic)))
+
+
+#: A Fetch request partition after ``{partition=``: v9+ current_leader_epoch,
+#: v12 last_fetched_epoch, v5+ log_start_offset; the partition's max bytes is
+#: ``max_bytes`` (<= 2.0) or ``partition_max_bytes`` (2.1+).
+_FETCH_PARTITION = (
+    rf"^{_INT}(?:,current_leader_epoch={_INT})?,fetch_offset={_LONG}"
+    rf"(?:,last_fetched_epoch={_INT})?(?:,log_start_offset={_LONG})?,(?:partition_)?max_bytes="
+)
+#: A Fetch response partition: ``partition=N,error_code=E,high_watermark=H``;
+#: 2.7 v12 puts a set DivergingEpoch (tag 0) in ``_tagged_fields``.
+_FETCH_RESPONSE_PARTITION = (
+    rf"^{_INT},error_code={_INT},high_watermark={_LONG}"
+    rf"(?:,last_stable_offset=-?\d+)?(?:,log_start_offset={_LONG})?"
+)
+_DIVERGING = rf"_tagged_fields=\{{0=\{{epoch={_INT},end_offset={_LONG}"
+#: Scala ``RequestInfo`` entry after ``([``: ``orders,0],PartitionFetchInfo(3200,1048576))``.
+_SCALA_FETCH_ENTRY = (
+    r"^([^,\[\]]+),(-?\d{1,11})\],PartitionFetchInfo\((-?\d{1,20}),(-?\d{1,11})\)\)"
+)
+_PRODUCE_RESPONSE_PARTITION = rf"^{_INT},error_code={_INT},base_offset={_LONG}"
+_EPOCH_QUERY_PARTITION = rf"^{_INT}(?:,current_leader_epoch={_INT})?,leader_epoch={_INT}"
+_EPOCH_ANSWER_PARTITION = (
+    rf"^{_INT},partition(?:_id)?={_INT}(?:,leader_epoch={_INT})?,end_offset={_LONG}"
+)
+
+
+#: A LeaderAndIsr partition state (0.10-2.3 hand-written ``topic``/``partition``,
+#: 2.4-2.7 generated ``topic_name``/``partition_index``; the topic is in the
+#: state in v0-1, in its ``topic_states`` group from v2).
+_LAI_LIST = r"\[((?:-?\d{1,11}(?:,-?\d{1,11})*)?)\]"
+_LAI_STATE = (
+    r"^(?:topic(?:_name)?=([^,{}\[\]=]+),)?partition(?:_index)?=(\d{1,11}),"
+    rf"controller_epoch={_INT},leader={_INT},leader_epoch={_INT},isr={_LAI_LIST},"
+    rf"zk_version={_INT},replicas={_LAI_LIST}"
+)
+_LAI_GROUP_SEP = r"\{topic(?:_name)?=(?=[^,{}\[\]=]+,partition_states=\[)"
+_LAI_GROUPED_STATE_SEP = r"\{(?=partition(?:_index)?=-?\d)"
+_LAI_UNGROUPED_STATE_SEP = r"\{(?=topic(?:_name)?=[^,{}\[\]=]+,partition(?:_index)?=-?\d)"
+
+
+def _int_list(text: Column) -> Column:
+    """``1,2,3`` -> [1, 2, 3], ``""`` -> []; null when an entry is out of range."""
+    items = F.transform(F.split(text, ","), lambda x: x.try_cast("int"))
+    items = F.when(text == "", F.array().cast("array<int>")).otherwise(items)
+    return F.when(~F.exists(items, lambda x: x.isNull()), items)
+
+
+def _text_leader_and_isr() -> Column:
+    """Section 1.9 from a Struct-form LeaderAndIsr request: one leader_and_isr
+    per partition state, as the JSON path (partition_epoch = zk_version)."""
+    request = F.col("rl_tparts.request")
+    controller_epoch = _num(request, r"^\{controller_id=-?\d+,controller_epoch=" + _INT, 1, "int")
+
+    def state(topic: Column, p: Column) -> Column:
+        g = _groups(p, _LAI_STATE)
+        matched = F.regexp_extract(p, _LAI_STATE, 0) != ""
+        return event(
+            "leader_and_isr",
+            topic=topic,
+            partition=g(2, "int"),
+            leader=g(4, "int"),
+            leader_epoch=g(5, "int"),
+            isr=F.when(matched, _int_list(F.regexp_extract(p, _LAI_STATE, 6))),
+            replicas=F.when(matched, _int_list(F.regexp_extract(p, _LAI_STATE, 8))),
+            partition_epoch=g(7, "int"),
+            controller_epoch=F.coalesce(controller_epoch, g(3, "int")),
+            api_version=F.col("rl_theader.api_version"),
+            client_id=F.col("rl_theader.client_id"),
+        )
+
+    def per_group(piece: Column) -> Column:
+        topic = F.nullif(
+            F.regexp_extract(piece, r"^([^,{}\[\]=]+),partition_states=", 1), F.lit("")
+        )
+        return F.transform(_after_first(piece, _LAI_GROUPED_STATE_SEP), lambda p: state(topic, p))
+
+    grouped = or_empty(F.flatten(F.transform(_after_first(request, _LAI_GROUP_SEP), per_group)))
+    ungrouped = or_empty(
+        F.transform(
+            _after_first(request, _LAI_UNGROUPED_STATE_SEP),
+            lambda p: state(F.nullif(F.regexp_extract(p, _LAI_STATE, 1), F.lit("")), p),
+        )
+    )
+    return F.concat(ungrouped, grouped)
+
+
+#: AlterIsr v0 (2.7 only as text; ``AlterIsrRequest.json`` /
+#: ``AlterIsrResponse.json`` @2.7.0, generated names): ``{broker_id=B,
+#: broker_epoch=..,topics=[{name=T,partitions=[{partition_index=P,...}]}]}``.
+_ALTER_ISR_TOPIC_SEP = r"\{name=(?=[^,{}\[\]=]+,partitions=\[)"
+_ALTER_ISR_PARTITION_SEP = r"\{(?=partition_index=-?\d)"
+_ALTER_ISR_PROPOSAL = (
+    rf"^partition_index=(\d{{1,11}}),leader_epoch={_INT},new_isr={_LAI_LIST},"
+    rf"current_isr_version={_INT}"
+)
+_ALTER_ISR_ANSWER = (
+    rf"^partition_index=(\d{{1,11}}),error_code={_INT},leader_id={_INT},leader_epoch={_INT},"
+    rf"isr={_LAI_LIST},current_isr_version={_INT}"
+)
+
+
+def _text_alter_isr() -> Column:
+    """Section 1.8 from a 2.7 AlterIsr text line: proposals, then answers,
+    as the JSON path."""
+    request, response = F.col("rl_tparts.request"), F.col("rl_tparts.response")
+    sender = _num(request, r"^\{broker_id=" + _INT + ",", 1, "int")
+    version = F.col("rl_theader.api_version")
+    client_id = F.col("rl_theader.client_id")
+
+    def per_partition(text: Column, make: Callable[[Column, Column], Column]) -> Column:
+        def per_topic(piece: Column) -> Column:
+            name = F.regexp_extract(piece, r"^([^,{}\[\]=]+),partitions=", 1)
+            parts = _after_first(piece, _ALTER_ISR_PARTITION_SEP)
+            return F.transform(parts, lambda p: make(F.nullif(name, F.lit("")), p))
+
+        topics = _after_first(text, _ALTER_ISR_TOPIC_SEP)
+        return or_empty(F.flatten(F.transform(topics, per_topic)))
+
+    def proposal(topic: Column, p: Column) -> Column:
+        g = _groups(p, _ALTER_ISR_PROPOSAL)
+        matched = F.regexp_extract(p, _ALTER_ISR_PROPOSAL, 0) != ""
+        return event(
+            "alter_partition",
+            topic=topic,
+            partition=g(1, "int"),
+            replica=sender,
+            leader_epoch=g(2, "int"),
+            isr=F.when(matched, _int_list(F.regexp_extract(p, _ALTER_ISR_PROPOSAL, 3))),
+            partition_epoch=g(4, "int"),
+            api_version=version,
+            client_id=client_id,
+        )
+
+    def answer(topic: Column, p: Column) -> Column:
+        g = _groups(p, _ALTER_ISR_ANSWER)
+        matched = F.regexp_extract(p, _ALTER_ISR_ANSWER, 0) != ""
+        return event(
+            "alter_partition",
+            topic=topic,
+            partition=g(1, "int"),
+            replica=sender,
+            error_code=g(2, "int"),
+            leader=g(3, "int"),
+            leader_epoch=g(4, "int"),
+            isr=F.when(matched, _int_list(F.regexp_extract(p, _ALTER_ISR_ANSWER, 5))),
+            partition_epoch=g(6, "int"),
+            api_version=version,
+            client_id=client_id,
+        )
+
+    return F.concat(per_partition(request, proposal), per_partition(response, answer))
+
+
+def _text_events() -> Column:
+    """The events of a text line (stage 3), requests before responses."""
+    api_key, form = F.col("rl_api_key"), F.col("rl_text_form")
+    request, response = F.col("rl_tparts.request"), F.col("rl_tparts.response")
+    replica = F.col("rl_replica_id")
+    version = F.col("rl_theader.api_version")
+    client_id = F.col("rl_theader.client_id")
+
+    def fetch_request(topic: Column, p: Column) -> Column:
+        g = _groups(p, _FETCH_PARTITION)
+        return event(
+            "fetch_request",
+            topic=topic,
+            partition=g(1, "int"),
+            replica=replica,
+            fetch_offset=g(3, "bigint"),
+            last_fetched_epoch=g(4, "int"),
+            current_leader_epoch=g(2, "int"),
+            log_start_offset=g(5, "bigint"),
+            api_version=version,
+            client_id=client_id,
+        )
+
+    def scala_fetch_request(p: Column) -> Column:
+        g = _groups(p, _SCALA_FETCH_ENTRY)
+        return event(
+            "fetch_request",
+            topic=F.nullif(F.regexp_extract(p, _SCALA_FETCH_ENTRY, 1), F.lit("")),
+            partition=g(2, "int"),
+            replica=replica,
+            fetch_offset=g(3, "bigint"),
+            api_version=version,
+            client_id=client_id,
+        )
+
+    def fetch_response(topic: Column, p: Column) -> Column:
+        g = _groups(p, _FETCH_RESPONSE_PARTITION)
+        return event(
+            "fetch_response",
+            topic=topic,
+            partition=g(1, "int"),
+            replica=replica,
+            hwm=g(3, "bigint"),
+            error_code=g(2, "int"),
+            diverging_epoch=_num(p, _DIVERGING, 1, "int"),
+            diverging_end_offset=_num(p, _DIVERGING, 2, "bigint"),
+            log_start_offset=g(4, "bigint"),
+            api_version=version,
+        )
+
+    def produce(topic: Column, p: Column) -> Column:
+        g = _groups(p, _PRODUCE_RESPONSE_PARTITION)
+        return event(
+            "produce",
+            topic=topic,
+            partition=g(1, "int"),
+            acks=_num(request, r"^\{acks=" + _INT + ",", 1, "int"),
+            base_offset=g(3, "bigint"),
+            error_code=g(2, "int"),
+            client_id=client_id,
+            api_version=version,
+        )
+
+    def epoch_query(topic: Column, p: Column) -> Column:
+        g = _groups(p, _EPOCH_QUERY_PARTITION)
+        return event(
+            "epoch_query",
+            topic=topic,
+            partition=g(1, "int"),
+            replica=replica,
+            requested_epoch=g(3, "int"),
+            current_leader_epoch=g(2, "int"),
+        )
+
+    def epoch_answer(topic: Column, p: Column) -> Column:
+        g = _groups(p, _EPOCH_ANSWER_PARTITION)
+        return event(
+            "epoch_answer",
+            topic=topic,
+            partition=g(2, "int"),
+            replica=replica,
+            leader_epoch=g(3, "int"),
+            end_offset=g(4, "bigint"),
+            error_code=g(1, "int"),
+        )
+
+    scala_info = F.substring_index(request, "; RequestInfo: ", -1)
+    scala_fetches = or_empty(F.transform(_after_first(scala_info, r"\(\["), scala_fetch_request))
+    fetches = F.concat(
+        _text_per_partition(request, _PARTITION_SEP, fetch_request),
+        _text_per_partition(response, _PARTITION_SEP, fetch_response),
+    )
+    return (
+        F.when((api_key == FETCH) & (form == TEXT_SCALA), scala_fetches)
+        .when(api_key == FETCH, fetches)
+        .when(api_key == PRODUCE, _text_per_partition(response, _PARTITION_SEP, produce))
+        .when(
+            api_key == OFFSET_FOR_LEADER_EPOCH,
+            F.concat(
+                _text_per_partition(request, _PARTITION_SEP, epoch_query),
+                _text_per_partition(response, _ERROR_FIRST_SEP, epoch_answer),
+            ),
+        )
+        .when(api_key == LEADER_AND_ISR, _text_leader_and_isr())
+        .when(api_key == ALTER_PARTITION, _text_alter_isr())
+    )
+
+
+def _text_unreadable() -> Column:
+    """A text line we read with a partition entry we could not: a field the
+    version always prints came out null (cut, malformed or out of range)."""
+
+    def bad(e: Column) -> Column:
+        kind = e["kind"]
+        missing = e["partition"].isNull() | e["topic"].isNull()
+        return missing | F.coalesce(
+            F.when(kind == "fetch_request", e["fetch_offset"].isNull())
+            .when(kind == "fetch_response", e["hwm"].isNull() | e["error_code"].isNull())
+            .when(
+                kind == "produce",
+                e["acks"].isNull() | e["base_offset"].isNull() | e["error_code"].isNull(),
+            )
+            .when(kind == "epoch_query", e["requested_epoch"].isNull())
+            .when(kind == "epoch_answer", e["end_offset"].isNull() | e["error_code"].isNull())
+            .when(
+                kind == "leader_and_isr",
+                e["leader"].isNull()
+                | e["leader_epoch"].isNull()
+                | e["isr"].isNull()
+                | e["replicas"].isNull()
+                | e["partition_epoch"].isNull(),
+            )
+            .when(
+                kind == "alter_partition",
+                e["replica"].isNull()
+                | e["leader_epoch"].isNull()
+                | e["isr"].isNull()
+                | e["partition_epoch"].isNull()
+                | (e["leader"].isNotNull() & e["error_code"].isNull()),
+            ),
+            F.lit(False),
+        )
+
+    return F.exists("rl_events", bad)
+
+
 # --- stage 1: string tests only ----------------------------------------------
 
 _TIMESTAMP = r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3})\]"
@@ -166,8 +824,9 @@ def _first_int(value: Column, key: str) -> Column:
 
 
 def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
-    """Stage 1. ``rl_reason`` (quarantine) / ``rl_candidate`` (parse) come from
-    string tests alone; a line of a request log with neither is ignored by rule.
+    """Stage 1. ``rl_reason`` (quarantine) / ``rl_candidate`` (parse a JSON
+    line) / ``rl_tcandidate`` (parse a <= 2.7 text line) come from string
+    tests alone; a line of a request log with none is ignored by rule.
 
     Built as a few consecutive selects so that each test runs once per line
     (Spark does not share a sub-expression across CASE WHEN branches).
@@ -188,15 +847,29 @@ def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
     r = F.col("rl_value")
     marker_at = completed_request_at(r)
     body_head = F.ltrim(r.substr(marker_at + len(COMPLETED_REQUEST), F.lit(32)))
+    staged = staged.select("*", body_head.alias("rl_body_head"))
+    head = F.col("rl_body_head")
+    staged = staged.select("*", text_form(head).alias("rl_text_form"))
+    is_text = F.col("rl_text_form").isNotNull()
     staged = staged.select(
         "*",
-        body_head.alias("rl_body_head"),
-        _first_int(r, "requestApiKey").alias("rl_api_key"),
+        F.when(~is_text, _first_int(r, "requestApiKey")).alias("rl_json_api_key"),
         # Section 1.2: the top-level keys in order; their positions cut the line.
-        F.instr(r, '"requestHeader":').alias("rl_header_at"),
-        F.instr(r, ',"request":').alias("rl_request_at"),
-        F.instr(r, ',"response":').alias("rl_response_at"),
-        F.instr(r, ',"connection":').alias("rl_connection_at"),
+        F.when(~is_text, F.instr(r, '"requestHeader":')).alias("rl_header_at"),
+        F.when(~is_text, F.instr(r, ',"request":')).alias("rl_request_at"),
+        F.when(~is_text, F.instr(r, ',"response":')).alias("rl_response_at"),
+        F.when(~is_text, F.instr(r, ',"connection":')).alias("rl_connection_at"),
+        F.when(is_text, text_header_match(r, F.col("rl_text_form"))).alias("rl_theader_match"),
+    )
+    staged = staged.select(
+        "*",
+        F.when(
+            is_text, _text_header(r, F.col("rl_text_form"), F.col("rl_theader_match"))
+        ).alias("rl_theader"),
+    )
+    staged = staged.select(
+        "*",
+        F.coalesce(F.col("rl_json_api_key"), F.col("rl_theader.api_key")).alias("rl_api_key"),
     )
     api_key = F.col("rl_api_key")
     uses_replica = api_key.isin(FETCH, OFFSET_FOR_LEADER_EPOCH)
@@ -206,10 +879,27 @@ def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
     # The first "replicaId" of the line is the request's: the header and the
     # responses have no such key, and JSON strings hold no unescaped '"'.
     staged = staged.select(
-        "*", F.when(uses_replica, _first_int(r, "replicaId")).alias("rl_replica_id")
+        "*",
+        F.when(uses_replica & ~is_text, _first_int(r, "replicaId")).alias("rl_json_replica_id"),
+        F.when(is_text, text_positions(r, F.col("rl_theader"))).alias("rl_tpositions"),
+    )
+    staged = staged.select(
+        "*",
+        F.when(
+            is_text,
+            _text_parts(
+                r, F.col("rl_text_form"), F.col("rl_theader"), F.col("rl_tpositions")
+            ),
+        ).alias("rl_tparts"),
+    )
+    staged = staged.select(
+        "*",
+        F.coalesce(
+            F.col("rl_json_replica_id"),
+            F.when(uses_replica & is_text, _text_replica_id()),
+        ).alias("rl_replica_id"),
     )
 
-    head = F.col("rl_body_head")
     header_at, request_at = F.col("rl_header_at"), F.col("rl_request_at")
     response_at, connection_at = F.col("rl_response_at"), F.col("rl_connection_at")
     well_formed = (
@@ -222,11 +912,9 @@ def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
     reason = (
         F.when(F.col("rl_unreadable").isNotNull(), F.col("rl_unreadable"))
         .when(r.isNull(), F.lit(None))  # another logger, a blank, a stack trace
-        # <= 2.7 text format (section 1.2), ``RequestHeader(apiKey=..) -- {..}``:
-        # at DEBUG the body is a summary without per-partition offsets (a
-        # follower FETCH says nothing we read); the TRACE form is not read
-        # yet. Ignored by rule, every api key.
-        .when(head.startswith("RequestHeader("), F.lit(None))
+        .when(is_text, _text_reason())
+        # A text header cut before its first field: still a text line.
+        .when(_text_opener_cut(head), F.lit(TEXT_HEADER_REASON))
         .when(~head.startswith("{"), F.lit(BAD_JSON_REASON))
         .when(F.col("rl_time").isNull(), F.lit(NO_TIMESTAMP_REASON))
         .when(api_key.isNull(), F.lit(BAD_JSON_REASON))
@@ -235,14 +923,23 @@ def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
         .when(~well_formed, F.lit(BAD_JSON_REASON))
     )
     staged = staged.select("*", reason.alias("rl_reason"))
+    follower = ~uses_replica | (F.col("rl_replica_id") >= 0)
     candidate = (
         r.isNotNull()
         & F.col("rl_reason").isNull()
+        & ~is_text
         & head.startswith("{")
         & api_key.isin(*API_KEY_NAMES)
-        & (~uses_replica | (F.col("rl_replica_id") >= 0))
+        & follower
     )
-    staged = staged.select("*", F.coalesce(candidate, F.lit(False)).alias("rl_candidate"))
+    text_candidate = (
+        r.isNotNull() & F.col("rl_reason").isNull() & is_text & _text_readable() & follower
+    )
+    staged = staged.select(
+        "*",
+        F.coalesce(candidate, F.lit(False)).alias("rl_candidate"),
+        F.coalesce(text_candidate, F.lit(False)).alias("rl_tcandidate"),
+    )
     c = F.col("rl_candidate")
     return staged.select(
         "*",
@@ -296,6 +993,8 @@ def with_parsed(df: DataFrame) -> DataFrame:
         _parse(OFFSET_FOR_LEADER_EPOCH, resp, OFFSET_FOR_LEADER_EPOCH_RESPONSE).alias(
             "rl_epoch_response"
         ),
+        _parse(ALTER_PARTITION, req, ALTER_PARTITION_REQUEST).alias("rl_alter_request"),
+        _parse(ALTER_PARTITION, resp, ALTER_PARTITION_RESPONSE).alias("rl_alter_response"),
     )
 
 
@@ -464,6 +1163,111 @@ def _leader_and_isr_bad_lists() -> Column:
     )
 
 
+def _alter_partition_events() -> Column:
+    """Section 1.8: one alter_partition per request partition (the leader's
+    proposal: replica = the sending broker, leader_epoch, isr, partition_epoch,
+    leader_recovery_state; error_code and leader null), then one per response
+    partition (the controller's answer: error_code, leader, leader_epoch, isr,
+    partition_epoch, leader_recovery_state; replica = the same sender).
+
+    Per version: AlterIsr (2.7-3.1) names the topic ``name`` and the partition
+    epoch ``currentIsrVersion``; AlterPartition 3.2 ``name`` / 3.3+ ``topicName``
+    (v0-1) or ``topicId`` (v2+), ``partitionEpoch``; v3+ proposes
+    ``newIsrWithEpochs[].brokerId`` instead of ``newIsr``; ``leaderRecoveryState``
+    from v1 (null before: the version has no such field).
+    """
+    request, response = F.col("rl_alter_request"), F.col("rl_alter_response")
+    header = F.col("rl_header")
+    sender = request["brokerId"]
+
+    def topic(t: Column) -> Column:
+        return F.coalesce(t["topicName"], t["name"])
+
+    def recovery(p: Column) -> Column:
+        lrs = p["leaderRecoveryState"]
+        return F.when(lrs.isin(0, 1), lrs)
+
+    proposals = _per_partition(
+        request["topics"],
+        "partitions",
+        lambda t, p: event(
+            "alter_partition",
+            topic=topic(t),
+            topic_id=t["topicId"],
+            partition=p["partitionIndex"],
+            replica=sender,
+            leader_epoch=p["leaderEpoch"],
+            isr=F.coalesce(
+                p["newIsr"], F.transform(p["newIsrWithEpochs"], lambda b: b["brokerId"])
+            ),
+            partition_epoch=F.coalesce(p["partitionEpoch"], p["currentIsrVersion"]),
+            leader_recovery_state=recovery(p),
+            api_version=header["requestApiVersion"],
+            client_id=header["clientId"],
+        ),
+    )
+    answers = _per_partition(
+        response["topics"],
+        "partitions",
+        lambda t, p: event(
+            "alter_partition",
+            topic=topic(t),
+            topic_id=t["topicId"],
+            partition=p["partitionIndex"],
+            replica=sender,
+            error_code=p["errorCode"],
+            leader=p["leaderId"],
+            leader_epoch=p["leaderEpoch"],
+            isr=p["isr"],
+            partition_epoch=F.coalesce(p["partitionEpoch"], p["currentIsrVersion"]),
+            leader_recovery_state=recovery(p),
+            api_version=header["requestApiVersion"],
+            client_id=header["clientId"],
+        ),
+    )
+    return F.concat(proposals, answers)
+
+
+def _alter_partition_bad_lists() -> Column:
+    """A newIsr / isr holding a value we could not read (as LeaderAndIsr)."""
+    request, response = F.col("rl_alter_request"), F.col("rl_alter_response")
+
+    def has_null(key: str) -> Callable[[Column], Column]:
+        return lambda p: F.coalesce(F.exists(p[key], lambda x: x.isNull()), F.lit(False))
+
+    in_request = F.exists(
+        request["topics"], lambda t: F.exists(t["partitions"], has_null("newIsr"))
+    )
+    in_response = F.exists(
+        response["topics"], lambda t: F.exists(t["partitions"], has_null("isr"))
+    )
+    return F.coalesce(in_request, F.lit(False)) | F.coalesce(in_response, F.lit(False))
+
+
+def _alter_partition_unknown_shape() -> Column:
+    """A proposal without its sender, leader epoch or ISR (v3: an entry
+    without its ``brokerId``), or an answer without its error code: a shape
+    we do not know, never guessed."""
+    request, response = F.col("rl_alter_request"), F.col("rl_alter_response")
+
+    def bad_proposal(p: Column) -> Column:
+        with_epochs = F.transform(p["newIsrWithEpochs"], lambda b: b["brokerId"])
+        isr = F.coalesce(p["newIsr"], with_epochs)
+        return (
+            isr.isNull()
+            | F.exists(isr, lambda x: x.isNull())
+            | p["leaderEpoch"].isNull()
+            | request["brokerId"].isNull()
+        )
+
+    def bad_answer(p: Column) -> Column:
+        return p["errorCode"].isNull() | p["leaderEpoch"].isNull() | p["isr"].isNull()
+
+    in_request = F.exists(request["topics"], lambda t: F.exists(t["partitions"], bad_proposal))
+    in_response = F.exists(response["topics"], lambda t: F.exists(t["partitions"], bad_answer))
+    return F.coalesce(in_request, F.lit(False)) | F.coalesce(in_response, F.lit(False))
+
+
 def _unreadable(text_col: str, parsed_col: str) -> Column:
     """The object is present (not ``""``/``null``) but not a JSON object we could read."""
     text = F.col(text_col)
@@ -483,41 +1287,69 @@ def with_verdict(df: DataFrame) -> DataFrame:
         .when(api_key == PRODUCE, _produce_events())
         .when(api_key == OFFSET_FOR_LEADER_EPOCH, F.concat(queries, answers))
         .when(api_key == LEADER_AND_ISR, _leader_and_isr_events())
+        .when(api_key == ALTER_PARTITION, _alter_partition_events())
     )
-    staged = df.select("*", F.when(F.col("rl_candidate"), events).alias("rl_events"))
+    staged = df.select(
+        "*",
+        F.when(F.col("rl_candidate"), events)
+        .when(F.col("rl_tcandidate"), _text_events())
+        .alias("rl_events"),
+    )
+
+    def by_api(**per_api: Column) -> Column:
+        out = F.lit(False)
+        for name, check in per_api.items():
+            out = F.when(api_key == getattr(_Api, name), check).otherwise(out)
+        return out
 
     bad_json = (
         F.col(f"rl_header.{_CORRUPT}").isNotNull()
-        | F.when(api_key == FETCH, _unreadable("rl_request_text", "rl_fetch_request"))
-        .when(api_key == PRODUCE, _unreadable("rl_request_text", "rl_produce_request"))
-        .when(
-            api_key == LEADER_AND_ISR,
-            _unreadable("rl_request_text", "rl_leader_and_isr_request"),
+        | by_api(
+            FETCH=_unreadable("rl_request_text", "rl_fetch_request"),
+            PRODUCE=_unreadable("rl_request_text", "rl_produce_request"),
+            LEADER_AND_ISR=_unreadable("rl_request_text", "rl_leader_and_isr_request"),
+            OFFSET_FOR_LEADER_EPOCH=_unreadable("rl_request_text", "rl_epoch_request"),
+            ALTER_PARTITION=_unreadable("rl_request_text", "rl_alter_request"),
         )
-        .otherwise(_unreadable("rl_request_text", "rl_epoch_request"))
-        | F.when(api_key == FETCH, _unreadable("rl_response_text", "rl_fetch_response"))
-        .when(api_key == PRODUCE, _unreadable("rl_response_text", "rl_produce_response"))
-        # LeaderAndIsr: the response (per-partition error codes) is not read.
-        .when(api_key == LEADER_AND_ISR, F.lit(False))
-        .otherwise(_unreadable("rl_response_text", "rl_epoch_response"))
-        | F.when(api_key == LEADER_AND_ISR, _leader_and_isr_bad_lists()).otherwise(F.lit(False))
+        | by_api(
+            FETCH=_unreadable("rl_response_text", "rl_fetch_response"),
+            PRODUCE=_unreadable("rl_response_text", "rl_produce_response"),
+            # LeaderAndIsr: the response (per-partition error codes) is not read.
+            OFFSET_FOR_LEADER_EPOCH=_unreadable("rl_response_text", "rl_epoch_response"),
+            ALTER_PARTITION=_unreadable("rl_response_text", "rl_alter_response"),
+        )
+        | by_api(
+            LEADER_AND_ISR=_leader_and_isr_bad_lists(),
+            ALTER_PARTITION=_alter_partition_bad_lists(),
+        )
     )
     # A partition entry without its id or topic is a shape we do not know
     # (a renamed key in a version we have not seen): never guess.
     unknown_shape = F.exists(
         "rl_events",
         lambda e: e["partition"].isNull() | (e["topic"].isNull() & e["topic_id"].isNull()),
-    )
-    api_name = (
-        F.when(api_key == FETCH, F.lit("FETCH"))
-        .when(api_key == PRODUCE, F.lit("PRODUCE"))
-        .when(api_key == LEADER_AND_ISR, F.lit("LEADER_AND_ISR"))
-        .otherwise(F.lit("OFFSET_FOR_LEADER_EPOCH"))
-    )
+    ) | by_api(ALTER_PARTITION=_alter_partition_unknown_shape())
+    api_name = F.lit("OFFSET_FOR_LEADER_EPOCH")
+    for key in (FETCH, PRODUCE, LEADER_AND_ISR, ALTER_PARTITION):
+        api_name = F.when(api_key == key, F.lit(API_KEY_NAMES[key])).otherwise(api_name)
     quarantine = (
         F.when(F.col("rl_reason").isNotNull(), F.col("rl_reason"))
+        .when(
+            F.col("rl_tcandidate"),
+            F.when(_text_unreadable(), F.format_string("unreadable %s text request", api_name)),
+        )
         .when(~F.col("rl_candidate"), F.lit(None))
         .when(bad_json, F.lit(BAD_JSON_REASON))
         .when(unknown_shape, F.format_string("unknown %s shape", api_name))
     )
     return staged.select("*", quarantine.alias("rl_quarantine"))
+
+
+class _Api:
+    """Api key constants by name, for :func:`with_verdict`'s per-api checks."""
+
+    FETCH = FETCH
+    PRODUCE = PRODUCE
+    LEADER_AND_ISR = LEADER_AND_ISR
+    OFFSET_FOR_LEADER_EPOCH = OFFSET_FOR_LEADER_EPOCH
+    ALTER_PARTITION = ALTER_PARTITION
