@@ -10,9 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from replay.findings import REGISTRY, Finding
-from replay.order import order_events
+from replay.order import order_dependences, order_events
 from replay.properties import gaps, judge
-from replay.result import Coverage, ReplayResult, verdict_of
+from replay.result import (
+    Coverage,
+    ReplayResult,
+    alike_for_order,
+    judgements,
+    settle_order,
+    verdict_of,
+)
 from replay.state import History, ReplayContext
 from replay.transitions import step
 from replay.types import Event, Profile
@@ -90,10 +97,21 @@ def replay_partition(
     if initial is not None:
         events = [e for e in events if not already_folded(history, e)]
     ordered = order_events(events, ctx.max_clock_skew_s)
-    for event in ordered.events:
-        history = step(history, event)
-    findings = tuple(judge(history, ctx))
-    missing = gaps(history, ctx)
+    # DESIGN.md "Ordering": a judgement an order only skewed clocks give
+    # would reverse is not stated as fact (replay/order.py).
+    history, dependences, truncated = order_dependences(
+        ordered.events,
+        ordered.placements,
+        history,
+        step,
+        lambda h: judgements(judge(h, ctx)),
+        ctx.max_clock_skew_s,
+        alike_for_order,
+    )
+    findings, unsettled = settle_order(
+        tuple(judge(history, ctx)), dependences, ctx.max_clock_skew_s, truncated
+    )
+    missing = tuple(dict.fromkeys(gaps(history, ctx) + unsettled))
     coverage = Coverage(
         evidence_kinds=tuple(sorted(history.evidence_kinds)),
         observers=tuple(sorted(history.observers)),
@@ -102,6 +120,7 @@ def replay_partition(
         first_time=history.first_time,
         last_time=history.last_time,
         clock_placed=ordered.clock_placed,
+        order_dependent=len(dependences),
     )
     return ReplayResult(
         key=ctx.key,

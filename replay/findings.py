@@ -46,6 +46,9 @@ class Finding:
     qualifier: Scope | None = None
     caused_by: tuple[str, ...] = ()
     acked_produces: tuple[AckedProduce, ...] = ()
+    #: the high watermark it is judged against is derived from the ISR
+    #: followers' fetch offsets (no answer showed it), so it is ``probable``
+    derived_mark: bool = False
 
     KIND: ClassVar[FindingKind]
     #: the property broken, with the protocol text it comes from
@@ -82,6 +85,15 @@ class Finding:
     def explain(self) -> str:
         raise NotImplementedError
 
+    def derived_note(self) -> str:
+        if not self.derived_mark:
+            return ""
+        return (
+            " The high watermark here is derived, not seen: the least fetch offset of the ISR "
+            "followers, to which the leader raises its HW (seed 000); no answer in the "
+            "evidence shows it."
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class UncleanElection(Finding):
@@ -117,7 +129,7 @@ class UncleanElection(Finding):
             return head + f"; how much committed data it lacked{reached} is not in the evidence."
         return (
             head + f"; it lacked committed offsets {_range(self.offset_start, self.offset_end)}: "
-            f"{_records(self.records_lost)} at risk."
+            f"{_records(self.records_lost)} at risk." + self.derived_note()
         )
 
 
@@ -159,7 +171,7 @@ class TruncationBelowHwm(Finding):
                 " (before 0.11 a follower truncates to its own high watermark on restart, a known "
                 "hazard that KIP-101's leader epochs removed)"
             )
-        return text + "."
+        return text + "." + self.derived_note()
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +215,7 @@ class HwmRegression(Finding):
             f"Leader {self.replica} of {self.key.describe()} exposed high watermark "
             f"{self.offset_start} in epoch {self.leader_epoch} after the high watermark had "
             f"reached {self.offset_end}: consumer-visible offsets "
-            f"{_range(self.offset_start, self.offset_end)} went back."
+            f"{_range(self.offset_start, self.offset_end)} went back." + self.derived_note()
         )
 
 
@@ -233,7 +245,106 @@ class CommittedDataLoss(Finding):
             f"{self.key.describe()} ({_records(self.records_lost)}) no longer exist on the "
             f"leader from epoch {self.leader_epoch}: leader {self.leader} began the epoch at "
             f"offset {self.offset_start if self.offset_start is not None else 'unknown'} while "
-            f"the high watermark had reached {self.offset_end}{acked}."
+            f"the high watermark had reached {self.offset_end}{acked}." + self.derived_note()
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FencingViolation(Finding):
+    """A broker acted as leader of ``leader_epoch`` (acknowledged produce
+    requests, answered follower fetches) later than its leadership ended,
+    by more than the clock-skew allowance: two leaders at once.
+    ``[offset_start, offset_end)`` spans the base offsets it acknowledged then
+    (both null when it only served fetches)."""
+
+    produces: int = 0
+    fetches: int = 0
+    #: an acks=all produce it acknowledged then lies where the next leader
+    #: wrote its own records: the producer was told of a write that is gone
+    acks_all_lost: bool = False
+    #: "fenced" when a fence ended its leadership, else "new epoch"
+    ended: str = "new epoch"
+
+    KIND = FindingKind.FENCING_VIOLATION
+    VIOLATES = (
+        "One leader per epoch: a broker whose leadership ended (a new leader epoch, or fencing) "
+        "stops acting as leader (seed 003 sections 1.2.2, 2.8 and 2.10)"
+    )
+
+    @property
+    def severity(self) -> Severity:
+        return Severity.CRITICAL if self.acks_all_lost else Severity.WARNING
+
+    def explain(self) -> str:
+        acts = []
+        if self.produces:
+            acts.append(
+                f"acknowledged {self.produces} produce request{'s' if self.produces != 1 else ''}"
+                f" (base offsets {_range(self.offset_start, self.offset_end)})"
+            )
+        if self.fetches:
+            acts.append(
+                f"answered {self.fetches} follower fetch{'es' if self.fetches != 1 else ''}"
+            )
+        why = "it was fenced" if self.ended == "fenced" else "the next leader epoch began"
+        text = (
+            f"Broker {self.replica} acted as leader of {self.key.describe()} in epoch "
+            f"{self.leader_epoch} after {why}, beyond the clock-skew allowance: it "
+            f"{' and '.join(acts) or 'acted'}"
+        )
+        if self.acks_all_lost:
+            text += "; acks=all writes it acknowledged then were overwritten by the next leader"
+        return text + "."
+
+
+@dataclass(frozen=True, slots=True)
+class IsrRuleViolation(Finding):
+    """An ISR rule broken (seed 003 2.6, 2.9). ``variant`` ``expansion``: the
+    ISR of ``leader_epoch`` took in ``replica`` while its known log end
+    ``offset_start`` was below ``offset_end`` (the leader's HWM or the epoch's
+    start offset). ``under_min_isr``: leader ``replica`` acknowledged acks=all
+    produce requests (base offsets ``[offset_start, offset_end)``) while the
+    ISR was below min ISR."""
+
+    variant: str = "expansion"
+    leader: int | None = None
+    isr: tuple[int, ...] = ()
+    min_isr: int | None = None
+    #: the leader's own (under-min-isr) line said so (3.6+)
+    marker: bool = False
+    acks: int = 0
+
+    KIND = FindingKind.ISR_RULE_VIOLATION
+    VIOLATES = (
+        "ISR rules: a follower joins the ISR only once its fetch offset reached the HWM and the "
+        "leader epoch start offset (seed 003 section 2.9); acks=all is refused while the ISR is "
+        "below min.insync.replicas (seed 003 section 2.6)"
+    )
+
+    @property
+    def severity(self) -> Severity:
+        return Severity.WARNING
+
+    def explain(self) -> str:
+        if self.variant == "expansion":
+            return (
+                f"Replica {self.replica} joined the ISR of {self.key.describe()} in epoch "
+                f"{self.leader_epoch} (leader {self.leader}) while its log ended at "
+                f"{self.offset_start}, below {self.offset_end} (the high watermark or the "
+                "epoch's start offset), so the ISR held a replica without every committed "
+                "offset."
+            )
+        isr = ", ".join(map(str, self.isr))
+        why = (
+            "its own (under-min-isr) line said the ISR was below min ISR"
+            if self.marker
+            else f"the ISR was [{isr}], below min.insync.replicas {self.min_isr}"
+        )
+        return (
+            f"Leader {self.replica} of {self.key.describe()} acknowledged {self.acks} acks=all "
+            f"produce request{'s' if self.acks != 1 else ''} (base offsets "
+            f"{_range(self.offset_start, self.offset_end)}) in epoch {self.leader_epoch} while "
+            f"{why}."
         )
 
 
@@ -246,5 +357,7 @@ REGISTRY: dict[FindingKind, type[Finding]] = {
         LogDivergence,
         HwmRegression,
         CommittedDataLoss,
+        FencingViolation,
+        IsrRuleViolation,
     )
 }

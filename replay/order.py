@@ -16,26 +16,55 @@ own file is ordered by line. Across brokers only skewed clocks exist. So:
 A placement that only the clock decides, within ``max_clock_skew_s`` of a
 metadata record, is not fixed by the evidence; such placements are counted so
 that a judgement depending on them can say so.
+
+Which judgements depend on such an order (``order_dependences``): every
+event is tried at each earlier place its clock allows (``may_precede``):
+before events of other clocks whose time lies within the skew allowance of
+its own, never before an event of its own clock (a file's lines keep their
+order), never before the record that created the leader epoch it names (nor
+the partition's first record), and never across an event certainly earlier
+(older by more than the allowance). Each alternative order is folded in the
+same pass as the given one; once its history is alike the given order's,
+nothing it could change is left; one that never catches up is judged at the
+end. A finding present in one order and absent in the other rests on an
+order the evidence cannot fix (DESIGN.md "Ordering"): it is not stated as
+fact, and the partition's verdict names the two lines it depends on.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
+from typing import TypeVar
 
 from replay.types import (
     METADATA_EVENTS,
+    NO_LEADER,
     NO_LEADER_CHANGE,
     BecomeFollower,
     BecomeLeader,
+    EpochAnswer,
     Event,
+    FetchAnswer,
     FollowerFetch,
     LeaderAndIsr,
+    LogTruncated,
     PartitionChangeRecord,
     PartitionRecord,
+    ProduceAck,
+    Source,
 )
+
+#: the controller's clock (metadata records, ZooKeeper decisions)
+CONTROLLER = "controller"
+#: events a leader's request log shows it doing as the partition's leader
+LEADER_ACTS = (ProduceAck, FetchAnswer, FollowerFetch, EpochAnswer)
+#: places tried per event; beyond it the verdict says not every order was tried
+MAX_JUMP = 64
+#: extra folds allowed per event for the alternative orders, all together
+FOLD_BUDGET = 16
 
 
 def named_epoch(event: Event) -> int | None:
@@ -48,12 +77,42 @@ def named_epoch(event: Event) -> int | None:
 
 
 @dataclass(frozen=True, slots=True)
+class Placement:
+    """What fixes an ordered event's place: its clock and time, and for a
+    metadata record its index among them, for an observation how many
+    metadata records must precede it (the floor of rule 3)."""
+
+    clock: object
+    time: float | None
+    metadata_index: int | None
+    floor: int
+    #: the broker whose log the event shows as a follower's (its truncation,
+    #: its "Follower ... starts" line). A follower truncates on a leader's
+    #: answer or on becoming a leader's follower, and a leader never truncates
+    #: its own log (seed 000 "Epoch concept"; seed 004): such an event is never
+    #: moved into an epoch that broker led, nor into one without a leader
+    follower: int | None = None
+    #: the broker that acted as leader in this event (its request log: an
+    #: acknowledged produce, a fetch it served, its answer). DESIGN.md counts
+    #: a leader's act within the skew allowance of its epoch's end as in its
+    #: epoch (a fencing_violation is only one beyond it), and a broker does not
+    #: act as leader before it leads: such an act is never moved across the
+    #: record that ended or began that broker's leadership
+    leader_act: int | None = None
+    #: a record that changes the leader: the leader before and after it
+    leader_before: int | None = None
+    leader_after: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Ordered:
     events: tuple[Event, ...]
     #: observations whose place among metadata records only a skewed clock gives
     clock_placed: int
     #: metadata records dropped as copies of one already seen
     duplicates: int
+    #: one per event of ``events``
+    placements: tuple[Placement, ...] = ()
 
 
 def _payload(event: Event) -> tuple[object, ...]:
@@ -118,8 +177,14 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
     epoch: int | None = None
     clock: list[float] = []
     last = float("-inf")
+    leader: int | None = None
+    #: per record that changes the leader: (leader before, leader after)
+    handover: dict[int, tuple[int | None, int]] = {}
     for index, event in enumerate(kept):
         if isinstance(event, PartitionRecord | LeaderAndIsr):
+            if epoch is None or event.leader_epoch > epoch:
+                handover[index] = (leader, event.leader)
+                leader = event.leader
             epoch = event.leader_epoch
             created_at.setdefault(epoch, index)
         elif (
@@ -129,10 +194,15 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
         ):
             epoch += 1
             created_at.setdefault(epoch, index)
+            handover[index] = (leader, event.leader)
+            leader = event.leader
         t = _ts(event.origin.time)
         last = max(last, t) if t is not None else last
         clock.append(last)
     known_epochs = sorted(created_at)
+    # No observation of the partition is moved before the record that
+    # created its first known epoch.
+    first = created_at[known_epochs[0]] + 1 if known_epochs else 0
 
     def floor_for(named: int | None) -> int:
         if named is None or not known_epochs:
@@ -144,7 +214,7 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
     for event in observed:
         by_observer.setdefault(event.origin.observer, []).append(event)
 
-    placed: list[tuple[tuple[object, ...], Event]] = []
+    placed: list[tuple[tuple[object, ...], Event, Placement]] = []
     clock_placed = 0
     for observer, items in by_observer.items():
         items.sort(
@@ -180,9 +250,175 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
                 event.origin.source.source_file,
                 event.origin.seq,
             )
-            placed.append((key, event))
+            clock_id = observer if observer is not None else event.origin.source.source_file
+            follower = event.broker if isinstance(event, LogTruncated | BecomeFollower) else None
+            act = observer if isinstance(event, LEADER_ACTS) else None
+            placed.append(
+                (key, event, Placement(clock_id, t, None, max(floor, first), follower, act))
+            )
 
     for index, event in enumerate(kept):
-        placed.append(((index, 1, 0.0, -1, "", 0), event))
+        t = _ts(event.origin.time)
+        before, after = handover.get(index, (None, None))
+        placed.append(
+            (
+                (index, 1, 0.0, -1, "", 0),
+                event,
+                Placement(CONTROLLER, t, index, 0, leader_before=before, leader_after=after),
+            )
+        )
     placed.sort(key=lambda item: item[0])
-    return Ordered(tuple(e for _, e in placed), clock_placed, duplicates)
+    return Ordered(
+        tuple(e for _, e, _ in placed),
+        clock_placed,
+        duplicates,
+        tuple(p for _, _, p in placed),
+    )
+
+
+def may_precede(moved: Placement, other: Placement, max_clock_skew_s: float) -> bool:
+    """Could the event placed at ``moved`` have happened just before the
+    earlier-placed ``other``? Only when their clocks differ, both have one,
+    ``other`` is not older by more than the skew allowance, and no record
+    that creates an epoch one of them names lies between them."""
+    if moved.time is None or other.time is None or moved.clock == other.clock:
+        return False
+    if other.time < moved.time - max_clock_skew_s:
+        return False
+    if moved.metadata_index is not None and other.metadata_index is None:
+        # the observation would follow the record: into the epoch it began
+        return (
+            other.floor <= moved.metadata_index
+            and (other.follower is None or moved.leader_after not in (other.follower, NO_LEADER))
+            and (other.leader_act is None or other.leader_act != moved.leader_before)
+        )
+    if moved.metadata_index is None and other.metadata_index is not None:
+        # the observation would precede the record: into the epoch it ended
+        return (
+            moved.floor <= other.metadata_index
+            and (moved.follower is None or other.leader_before not in (moved.follower, NO_LEADER))
+            and (moved.leader_act is None or moved.leader_act != other.leader_after)
+        )
+    return True
+
+
+def alternative_places(
+    placements: Sequence[Placement], max_clock_skew_s: float
+) -> list[tuple[int, tuple[int, ...]]]:
+    """For each event j, the earlier places i (nearest first) it may move to:
+    just before event i, with events i..j-1 after it."""
+    out: list[tuple[int, tuple[int, ...]]] = []
+    for j, moved in enumerate(placements):
+        places: list[int] = []
+        for i in range(j - 1, max(-1, j - 2 - MAX_JUMP), -1):
+            if not may_precede(moved, placements[i], max_clock_skew_s):
+                break
+            places.append(i)
+        if places:
+            out.append((j, tuple(places)))
+    return out
+
+
+S = TypeVar("S")
+
+
+@dataclass(frozen=True, slots=True)
+class OrderDependence:
+    """A judgement that changes when ``moved`` happened before ``passed``:
+    two lines on different clocks within the skew allowance of each other."""
+
+    passed: Source
+    moved: Source
+    #: judgements (finding descriptions) only the given order makes
+    only_given: tuple[str, ...]
+    #: judgements only the other order makes
+    only_other: tuple[str, ...]
+    #: identities of the findings only the given order makes
+    dropped: frozenset[object]
+
+    def reason(self, max_clock_skew_s: float) -> str:
+        decided = []
+        if self.only_given:
+            decided.append(
+                "; ".join(self.only_given) + " (found in the order the clocks give, not in the "
+                "other)"
+            )
+        if self.only_other:
+            decided.append("; ".join(self.only_other) + " (found only in the other order)")
+        return (
+            f"whether {self.passed.source_file}:{self.passed.line_no} happened before "
+            f"{self.moved.source_file}:{self.moved.line_no} (different clocks, within the "
+            f"{max_clock_skew_s:g} s skew allowance of each other) decides "
+            f"{' and '.join(decided)}: not stated as fact"
+        )
+
+
+def order_dependences(
+    events: Sequence[Event],
+    placements: Sequence[Placement],
+    initial: S,
+    fold: Callable[[S, Event], S],
+    judge: Callable[[S], Mapping[object, str]],
+    max_clock_skew_s: float,
+    alike: Callable[[S, S], bool] = lambda a, b: a == b,
+) -> tuple[S, tuple[OrderDependence, ...], bool]:
+    """Fold ``events`` in the given order and, in the same pass, every
+    alternative order (``alternative_places``); report the judgements that
+    differ.
+
+    Returns the history in the given order, the dependences (at most one per
+    moved event: the nearest place that changes a judgement), and whether not
+    every order was tried (an event with more than ``MAX_JUMP`` places, or
+    the pass over its fold budget).
+
+    One pass: an alternative starts from the given history at its place,
+    folds the moved event first, then the events it passed, and from there
+    follows the given order; as soon as it is ``alike`` the given history
+    it is dropped (nothing it could change is left). Only alternatives that never
+    catch up are judged at the end. Memory follows the alternatives alive at
+    once; the extra folds are at most ``FOLD_BUDGET`` times the events."""
+    moves = alternative_places(placements, max_clock_skew_s) if placements else []
+    truncated = any(len(places) > MAX_JUMP for _, places in moves)
+    starts: dict[int, list[tuple[int, int]]] = {}
+    for j, places in moves:
+        for i in places[:MAX_JUMP]:
+            starts.setdefault(i, []).append((i, j))
+    budget = FOLD_BUDGET * len(events) + 1000
+    # live alternatives: (place, moved event, history so far)
+    alive: list[tuple[int, int, S]] = []
+    state = initial
+    for k, event in enumerate(events):
+        for i, j in starts.get(k, ()):
+            alive.append((i, j, fold(state, events[j])))
+            budget -= 1
+        state = fold(state, event)
+        still: list[tuple[int, int, S]] = []
+        for i, j, other in alive:
+            if k != j:  # the moved event was folded first
+                other = fold(other, event)
+                budget -= 1
+            if k >= j and alike(other, state):
+                continue
+            still.append((i, j, other))
+        alive = still
+        if budget < 0:
+            return state, (), True
+    if not alive:
+        return state, (), truncated
+    given = judge(state)
+    found: dict[int, OrderDependence] = {}
+    # nearest place first, one dependence per moved event
+    for i, j, other in sorted(alive, key=lambda a: (a[1], -a[0])):
+        if j in found:
+            continue
+        judged = judge(other)
+        if judged.keys() == given.keys():
+            continue
+        found[j] = OrderDependence(
+            passed=events[i].origin.source,
+            moved=events[j].origin.source,
+            only_given=tuple(v for key, v in given.items() if key not in judged),
+            only_other=tuple(v for key, v in judged.items() if key not in given),
+            dropped=frozenset(key for key in given if key not in judged),
+        )
+    return state, tuple(found.values()), truncated

@@ -17,16 +17,27 @@ once, where it happened.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 from replay.findings import (
     CommittedDataLoss,
+    FencingViolation,
     Finding,
     HwmRegression,
+    IsrRuleViolation,
     LogDivergence,
     TruncationBelowHwm,
     UncleanElection,
 )
-from replay.state import EpochView, History, ReplayContext, Truncation
+from replay.state import (
+    Act,
+    Acts,
+    EpochView,
+    History,
+    ReplayContext,
+    Truncation,
+    UnderMinIsr,
+)
 from replay.types import NO_LEADER, Confidence, ElectionKind, Profile, Scope, Source
 
 UNCLEAN = (ElectionKind.UNCLEAN, ElectionKind.UNCLEAN_RECOVERY)
@@ -57,6 +68,29 @@ class Mark:
     lost: bool
     #: committed mark inside this epoch's lineage at its start
     base: int | None
+    #: ``committed`` rests only on a derived HW (``derived_counts``), shown by
+    #: these fetch lines
+    derived: bool = False
+    derived_sources: tuple[Source, ...] = ()
+
+
+def derived_counts(view: EpochView, profile: Profile | None) -> bool:
+    """Whether an epoch's derived HW (the ISR followers' least fetch offset,
+    ``transitions._derive_leader_hw``) stands for its exposed HWM: in zk-hw,
+    whose request log shows no HWM (kafka-formats.md 1.2), always; in
+    zk-epoch, when no answer in the epoch showed one.
+
+    Findings resting only on it are ``probable``: seed 000 fixes the rule
+    (the leader raises its HW to the ISR's least LEO as it processes a
+    fetch), but not the two facts it is applied to here: the ISR the leader
+    held at that moment (the evidence has ZooKeeper's, written on another
+    clock) and that no fetch offset the leader stored is missing from its
+    request log."""
+    if view.derived is None:
+        return False
+    if profile == Profile.ZK_HW:
+        return True
+    return profile == Profile.ZK_EPOCH and view.first_exposure is None
 
 
 def start_offset(view: EpochView, history: History) -> tuple[int | None, tuple[Source, ...]]:
@@ -74,10 +108,11 @@ def start_offset(view: EpochView, history: History) -> tuple[int | None, tuple[S
     return None, view.start_offset.sources
 
 
-def marks(history: History) -> dict[int, Mark]:
+def marks(history: History, profile: Profile | None = None) -> dict[int, Mark]:
     out: dict[int, Mark] = {}
     committed: int | None = None
     source: Source | None = None
+    derived: tuple[Source, ...] | None = None  # the fetch lines, when derived
     for view in history.epochs:
         start, start_sources = start_offset(view, history)
         lost = (
@@ -87,17 +122,34 @@ def marks(history: History) -> dict[int, Mark]:
             and start < committed
         )
         base = start if lost else committed
-        out[view.leader_epoch] = Mark(view, committed, source, start, start_sources, lost, base)
+        out[view.leader_epoch] = Mark(
+            view,
+            committed,
+            source,
+            start,
+            start_sources,
+            lost,
+            base,
+            derived is not None,
+            derived or (),
+        )
         if lost:
-            committed, source = start, None
+            committed, source, derived = start, None, None
         if view.committed is not None and (committed is None or view.committed > committed):
-            committed, source = view.committed, view.committed_source
+            committed, source, derived = view.committed, view.committed_source, None
+        if (
+            derived_counts(view, profile)
+            and view.derived is not None
+            and (committed is None or view.derived > committed)
+        ):
+            committed, source = view.derived, view.derived_sources[-1]
+            derived = view.derived_sources
     return out
 
 
 def unclean_elections(history: History, ctx: ReplayContext) -> list[UncleanElection]:
     found = []
-    for mark in marks(history).values():
+    for mark in marks(history, ctx.profile).values():
         view = mark.view
         if view.election not in UNCLEAN:
             continue
@@ -114,9 +166,12 @@ def unclean_elections(history: History, ctx: ReplayContext) -> list[UncleanElect
                 offset_start=lo,
                 offset_end=hi,
                 records_lost=lost,
-                confidence=Confidence.CONFIRMED,
-                evidence=_sources(view.began, mark.committed_source, mark.start_sources),
+                confidence=Confidence.PROBABLE if mark.derived else Confidence.CONFIRMED,
+                evidence=_sources(
+                    view.began, mark.committed_source, mark.derived_sources, mark.start_sources
+                ),
                 detected_at=view.began_at,
+                derived_mark=mark.derived,
                 isr_before=view.isr_before,
                 recovery=view.election == ElectionKind.UNCLEAN_RECOVERY,
             )
@@ -125,11 +180,12 @@ def unclean_elections(history: History, ctx: ReplayContext) -> list[UncleanElect
 
 
 def _removed_committed(
-    t: Truncation, all_marks: dict[int, Mark]
-) -> tuple[int | None, Source | None, Scope, int | None]:
+    t: Truncation, all_marks: dict[int, Mark], profile: Profile | None = None
+) -> tuple[int | None, Source | None, Scope, int | None, tuple[Source, ...] | None]:
     """How much of what ``t`` removed was committed, and was it on the leader.
 
-    Returns (end of the committed part, its source, scope, records lost).
+    Returns (end of the committed part, its source, scope, records lost, and
+    the fetch lines when that end rests only on a derived HW).
 
     Data the replica got in the epoch in force is the leader's own lineage:
     committed up to that epoch's mark; the leader still holds it (local).
@@ -139,12 +195,19 @@ def _removed_committed(
     """
     mark = all_marks.get(t.leader_epoch) if t.leader_epoch is not None else None
     if mark is None:
-        return None, None, Scope.UNKNOWN, None
+        return None, None, Scope.UNKNOWN, None, None
     if t.top_epoch is not None and t.leader_epoch is not None and t.top_epoch >= t.leader_epoch:
         candidates = [v for v in (mark.base, t.epoch_committed) if v is not None]
         end = max(candidates) if candidates else None
         src = t.epoch_committed_source if end == t.epoch_committed else mark.committed_source
-        return end, src, Scope.LOCAL, None
+        derived = mark.derived_sources if mark.derived and end == mark.base else None
+        if (
+            t.epoch_derived is not None
+            and derived_counts(mark.view, profile)
+            and (end is None or t.epoch_derived > end)
+        ):
+            end, src, derived = t.epoch_derived, None, t.epoch_derived_sources
+        return end, src, Scope.LOCAL, None, derived
     # epochs that began with no leader hold no data and rewrite nothing
     later = [
         m
@@ -154,19 +217,22 @@ def _removed_committed(
         and m.view.leader != NO_LEADER
     ]
     if t.top_epoch is None or not later:
-        return mark.committed, mark.committed_source, Scope.UNKNOWN, None
+        derived = mark.derived_sources if mark.derived else None
+        return mark.committed, mark.committed_source, Scope.UNKNOWN, None, derived
     ended = later[0]  # the epoch that followed the replica's data
     end = ended.committed
     if end is None:
-        return None, None, Scope.UNKNOWN, None
+        return None, None, Scope.UNKNOWN, None, None
+    derived = ended.derived_sources if ended.derived else None
     starts = [m.start for m in later]
     if any(s is None for s in starts):
-        return end, ended.committed_source, Scope.UNKNOWN, None
+        return end, ended.committed_source, Scope.UNKNOWN, None, derived
     rewritten_from = min(s for s in starts if s is not None)
     top = min(t.from_offset, end)
     if rewritten_from >= top:
-        return end, ended.committed_source, Scope.LOCAL, None
-    return end, ended.committed_source, Scope.GLOBAL, top - max(rewritten_from, t.to_offset)
+        return end, ended.committed_source, Scope.LOCAL, None, derived
+    lost = top - max(rewritten_from, t.to_offset)
+    return end, ended.committed_source, Scope.GLOBAL, lost, derived
 
 
 def truncations_below_hwm(
@@ -174,7 +240,9 @@ def truncations_below_hwm(
 ) -> list[TruncationBelowHwm]:
     found = []
     for t in history.truncations:
-        committed, committed_source, scope, lost = _removed_committed(t, all_marks)
+        committed, committed_source, scope, lost, derived = _removed_committed(
+            t, all_marks, ctx.profile
+        )
         if committed is None or t.to_offset >= committed:
             continue
         end = min(t.from_offset, committed)
@@ -190,10 +258,14 @@ def truncations_below_hwm(
                 offset_end=end,
                 records_lost=lost,
                 # Without a diverging answer the loss happened between two
-                # fetches, so the HWM it is judged against is the later one.
-                confidence=Confidence.CONFIRMED if t.answered else Confidence.PROBABLE,
-                evidence=_sources(committed_source, t.before, t.after),
+                # fetches, so the HWM it is judged against is the later one;
+                # a derived HW is a lower bound (``derived_counts``).
+                confidence=Confidence.CONFIRMED
+                if t.answered and derived is None
+                else Confidence.PROBABLE,
+                evidence=_sources(committed_source, derived, t.before, t.after),
                 detected_at=t.at,
+                derived_mark=derived is not None,
                 qualifier=scope,
                 caused_by=(cause,) if cause and scope != Scope.LOCAL else (),
                 from_offset=t.from_offset,
@@ -246,7 +318,11 @@ def hwm_regressions(
             continue
         view = mark.view
         # A leader's HWM only rises within its epoch: its first is its lowest.
+        # Before 0.11 the request log prints no fetch answer; the leader's
+        # own line on taking the epoch states the HWM it starts serving.
         exposure = view.first_exposure
+        if exposure is None and ctx.profile == Profile.ZK_HW:
+            exposure = view.start_exposure
         if exposure is None or exposure.hwm >= mark.committed:
             continue
         cause = causes.get(view.leader_epoch)
@@ -258,10 +334,11 @@ def hwm_regressions(
                 offset_start=exposure.hwm,
                 offset_end=mark.committed,
                 records_lost=None,
-                confidence=Confidence.CONFIRMED,
-                evidence=_sources(mark.committed_source, exposure.source),
+                confidence=Confidence.PROBABLE if mark.derived else Confidence.CONFIRMED,
+                evidence=_sources(mark.committed_source, mark.derived_sources, exposure.source),
                 detected_at=exposure.at,
                 caused_by=(cause,) if cause else (),
+                derived_mark=mark.derived,
             )
         )
     return found
@@ -322,10 +399,13 @@ def committed_data_losses(
                 offset_start=start,
                 offset_end=hwm,
                 records_lost=None if start is None else hwm - start,
-                confidence=Confidence.CONFIRMED if start is not None else Confidence.PROBABLE,
+                confidence=Confidence.CONFIRMED
+                if start is not None and not mark.derived
+                else Confidence.PROBABLE,
                 evidence=_sources(
                     view.began,
                     mark.committed_source,
+                    mark.derived_sources,
                     mark.start_sources,
                     tuple(s for t in linked for s in t.evidence),
                     tuple(a.source for a in acked),
@@ -334,6 +414,7 @@ def committed_data_losses(
                 caused_by=((cause,) if cause else ()) + tuple(t.anomaly_id for t in linked),
                 acked_produces=acked,
                 leader=view.leader,
+                derived_mark=mark.derived,
             )
         )
     return found
@@ -359,9 +440,294 @@ def _once(truncations: list[TruncationBelowHwm]) -> list[TruncationBelowHwm]:
 
 _CONFIDENCE_ORDER = [Confidence.CONFIRMED, Confidence.PROBABLE, Confidence.UNKNOWN]
 
+#: evidence lines kept per finding for acts (the first ones)
+_ACTS_SHOWN = 16
+
+
+def _seconds(later: datetime | None, earlier: datetime | None) -> float | None:
+    if later is None or earlier is None:
+        return None
+    return (later - earlier).total_seconds()
+
+
+def _beyond(later: datetime | None, earlier: datetime | None, skew: float) -> bool:
+    """``later`` is after ``earlier`` by more than the skew allowance: their
+    order is fixed although the two clocks differ."""
+    gap = _seconds(later, earlier)
+    return gap is not None and gap > skew
+
+
+def _where(source: Source) -> str:
+    return f"{source.source_file}:{source.line_no}"
+
+
+def _offsets(acts: list[Act]) -> tuple[int | None, int | None]:
+    offsets = [a.base_offset for a in acts if a.base_offset is not None]
+    if not offsets:
+        return None, None
+    return min(offsets), max(offsets) + 1
+
+
+def _widen(lo: int | None, hi: int | None, acts: Acts) -> tuple[int | None, int | None]:
+    """Add the acts summed up past ACTS_KEPT to a [lo, hi) range."""
+    if acts.more_lo is None or acts.more_hi is None:
+        return lo, hi
+    return (
+        acts.more_lo if lo is None else min(lo, acts.more_lo),
+        acts.more_hi + 1 if hi is None else max(hi, acts.more_hi + 1),
+    )
+
+
+def fencing_violations(
+    history: History, ctx: ReplayContext, all_marks: dict[int, Mark]
+) -> tuple[list[FencingViolation], list[str]]:
+    """One leader per epoch (seed 003 1.2.2, 2.8): a broker acting as leader
+    after its leadership ended. Acts within the skew allowance of the end
+    have no fixed order: no finding, a gap."""
+    skew = ctx.max_clock_skew_s
+    found: list[FencingViolation] = []
+    notes: list[str] = []
+    for s in history.stale:
+        acts = s.acts
+        beyond = [a for a in acts.kept if _beyond(a.at, s.ended_at, skew)]
+        more = acts.more > 0 and _beyond(acts.more_first_at, s.ended_at, skew)
+        if not beyond and not more:
+            first = acts.kept[0] if acts.kept else None
+            where = "" if first is None else f" ({_where(first.source)})"
+            notes.append(
+                f"broker {s.broker} acted as leader of epoch {s.leader_epoch}{where} after "
+                f"{_where(s.ended_by)} ended its leadership, but within the clock-skew "
+                f"allowance of {skew:g} s (or with no clock): whether it was two leaders at once "
+                "is not fixed by the evidence"
+            )
+            continue
+        lo, hi = _offsets(beyond)
+        if more:
+            lo, hi = _widen(lo, hi, acts)
+        produces = sum(1 for a in beyond if a.base_offset is not None)
+        fetches = sum(1 for a in beyond if a.base_offset is None)
+        if more:
+            produces += acts.more if acts.more_lo is not None else 0
+        # where the next leader wrote its own records, the stale leader's are gone
+        rewritten_from = next(
+            (
+                m.start
+                for e, m in sorted(all_marks.items())
+                if e > s.leader_epoch and m.view.leader not in (NO_LEADER, s.broker)
+            ),
+            None,
+        )
+        acks_all = [a.base_offset for a in beyond if a.acks == -1 and a.base_offset is not None]
+        if more and acts.more_acks_all_hi is not None:
+            acks_all.append(acts.more_acks_all_hi)
+        lost = rewritten_from is not None and any(o >= rewritten_from for o in acks_all)
+        found.append(
+            FencingViolation(
+                key=ctx.key,
+                leader_epoch=s.leader_epoch,
+                replica=s.broker,
+                offset_start=lo,
+                offset_end=hi,
+                records_lost=None,
+                confidence=Confidence.CONFIRMED,
+                evidence=_sources(tuple(a.source for a in beyond[:_ACTS_SHOWN]), s.ended_by),
+                detected_at=beyond[0].at if beyond else acts.more_first_at,
+                produces=produces,
+                fetches=fetches,
+                acks_all_lost=lost,
+                ended="fenced" if s.by_fence else "new epoch",
+            )
+        )
+    return found, notes
+
+
+def _isr_expansions(
+    history: History, ctx: ReplayContext, all_marks: dict[int, Mark]
+) -> tuple[list[IsrRuleViolation], list[str]]:
+    """Seed 003 2.9: a follower joins the ISR only when its fetch offset has
+    reached the HWM and the leader epoch start offset.
+
+    Judged by the clocks, not by the order of the fold, so that no order the
+    skew allowance leaves open changes it: the bound is the start offset and
+    the highest HWM exposed beyond the allowance before the expansion; the
+    replica's log end is its latest fetch at or before the expansion's time,
+    which must lie within the allowance of it (an older one leaves time to
+    catch up unseen, unless a fetch beyond the allowance after it, and every
+    fetch between, show the same offset), and no fetch within the allowance
+    after it may have reached the bound."""
+    skew = ctx.max_clock_skew_s
+    found: list[IsrRuleViolation] = []
+    notes: list[str] = []
+    for x in history.expansions:
+        mark = all_marks.get(x.leader_epoch)
+        start = mark.start if mark is not None else None
+        steps = [h for h in x.hwm_steps if _beyond(x.at, h.at, skew)]
+        step = max(steps, key=lambda h: h.value) if steps else None
+        hwm = None if step is None else step.value
+        if hwm is not None and start is not None and not _beyond(x.at, x.first_write_at, skew):
+            # a leader that wrote nothing in its epoch yet ends at its start offset
+            hwm = min(hwm, start)
+        bounds = [b for b in (hwm, start) if b is not None]
+        if not bounds or x.at is None:
+            continue
+        bound = max(bounds)
+        before = [f for f in x.fetches if f.at is not None and f.at <= x.at]
+        after = [f for f in x.fetches if f.at is not None and f.at > x.at]
+        if not before:
+            continue
+        last = max(before, key=lambda f: (f.at, f.source.line_no))
+        if last.offset >= bound:
+            continue
+        head = (
+            f"replica {x.replica} joined the ISR of epoch {x.leader_epoch} "
+            f"({_where(x.sources[0])}) with its last fetch at {last.offset} "
+            f"({_where(last.source)}), below {bound}"
+        )
+        if _beyond(x.at, last.at, skew):
+            # A log end only rises between fetches (a truncation aside), and
+            # each fetch shows it: a fetch surely after the expansion at the
+            # same offset, with none between showing another, fixes the log
+            # end at the expansion.
+            later = sorted(
+                (f for f in after if _beyond(f.at, x.at, skew)),
+                key=lambda f: (f.at, f.source.line_no),
+            )
+            between = [f for f in after if later and f.at <= later[0].at]
+            if not later or any(f.offset != last.offset for f in between):
+                notes.append(
+                    head + f", but that fetch is older than the expansion by more than the "
+                    f"clock-skew allowance of {skew:g} s: it may have caught up unseen"
+                )
+                continue
+        caught_up = [f for f in after if f.offset >= bound and not _beyond(f.at, x.at, skew)]
+        if caught_up:
+            notes.append(
+                head + f"; its fetch at {caught_up[0].offset} ({_where(caught_up[0].source)}) "
+                f"lies within the clock-skew allowance of {skew:g} s of the expansion and may "
+                "have preceded it"
+            )
+            continue
+        bound_sources: tuple[Source, ...] = ()
+        if step is not None and bound == step.value:
+            bound_sources = (step.source,)
+        elif mark is not None:
+            bound_sources = mark.start_sources
+        found.append(
+            IsrRuleViolation(
+                key=ctx.key,
+                leader_epoch=x.leader_epoch,
+                replica=x.replica,
+                offset_start=last.offset,
+                offset_end=bound,
+                records_lost=None,
+                confidence=Confidence.CONFIRMED,
+                evidence=_sources(last.source, x.sources, bound_sources),
+                detected_at=x.at,
+                variant="expansion",
+                leader=x.leader,
+            )
+        )
+    # one expansion told twice (the controller's record and the leader's line
+    # with a differently numbered version) is one finding
+    merged: dict[str, IsrRuleViolation] = {}
+    for f in found:
+        seen = merged.get(f.anomaly_id)
+        merged[f.anomaly_id] = (
+            f if seen is None else replace(seen, evidence=_sources(seen.evidence, f.evidence))
+        )
+    return list(merged.values()), notes
+
+
+def _acks_under_min_isr(
+    history: History, ctx: ReplayContext
+) -> tuple[list[IsrRuleViolation], list[str]]:
+    """Seed 003 2.6: acks=all is refused while the ISR is below min ISR. By
+    the controller's ISR, an ack counts when its clock puts it beyond the skew
+    allowance after the record that shrank the ISR and before the one that
+    grew it back; after the leader's own (under-min-isr) line (one clock), it
+    counts as it stands."""
+    skew = ctx.max_clock_skew_s
+    decided: dict[tuple[int, int], list[tuple[UnderMinIsr, list[Act], bool]]] = {}
+    open_: dict[tuple[int, int], list[str]] = {}
+    for u in history.under_min_isr:
+        key = (u.leader, u.leader_epoch)
+        acts = list(u.acts.kept)
+        if u.marker:
+            counted, tail = acts, u.acts.more > 0
+        else:
+            grown_at: datetime | None = None
+            grown = False
+            if u.isr_index is not None and u.min_isr is not None:
+                for change in history.isr_changes[u.isr_index + 1 :]:
+                    if change.leader_epoch != u.leader_epoch or len(change.isr) >= u.min_isr:
+                        grown, grown_at = True, change.at
+                        break
+
+            counted = [
+                a
+                for a in acts
+                if _beyond(a.at, u.since_at, skew) and (not grown or _beyond(grown_at, a.at, skew))
+            ]
+            tail = u.acts.more > 0 and not grown and _beyond(u.acts.more_first_at, u.since_at, skew)
+            if len(counted) < len(acts):
+                open_.setdefault(key, []).append(
+                    f"leader {u.leader} acknowledged acks=all in epoch {u.leader_epoch} "
+                    f"({_where(next(a for a in acts if a not in counted).source)}) while the "
+                    f"ISR [{', '.join(map(str, u.isr))}] was below min ISR {u.min_isr}, within "
+                    f"the clock-skew allowance of {skew:g} s of the ISR change "
+                    f"({_where(u.since)}) or of its end: its order is not fixed by the evidence"
+                )
+        if counted or tail:
+            decided.setdefault(key, []).append((u, counted, tail))
+    found: list[IsrRuleViolation] = []
+    for (leader, epoch), groups in decided.items():
+        acts = [a for _, counted, _ in groups for a in counted]
+        lo, hi = _offsets(acts)
+        count = len(acts)
+        for u, _, tail in groups:
+            if tail:
+                lo, hi = _widen(lo, hi, u.acts)
+                count += u.acts.more
+        units = [u for u, _, _ in groups]
+        by_isr = next((u for u in units if not u.marker), None)
+        first = by_isr or units[0]
+        found.append(
+            IsrRuleViolation(
+                key=ctx.key,
+                leader_epoch=epoch,
+                replica=leader,
+                offset_start=lo,
+                offset_end=hi,
+                records_lost=None,
+                confidence=Confidence.CONFIRMED,
+                evidence=_sources(
+                    tuple(u.since for u in units),
+                    tuple(u.min_isr_source for u in units if u.min_isr_source is not None),
+                    tuple(a.source for a in acts[:_ACTS_SHOWN]),
+                ),
+                detected_at=acts[0].at if acts else None,
+                variant="under_min_isr",
+                leader=leader,
+                isr=first.isr,
+                min_isr=first.min_isr,
+                marker=by_isr is None,
+                acks=count,
+            )
+        )
+    notes = [n for key, items in open_.items() if key not in decided for n in items]
+    return found, notes
+
+
+def isr_rule_violations(
+    history: History, ctx: ReplayContext, all_marks: dict[int, Mark]
+) -> tuple[list[IsrRuleViolation], list[str]]:
+    expansions, expansion_notes = _isr_expansions(history, ctx, all_marks)
+    acks, ack_notes = _acks_under_min_isr(history, ctx)
+    return expansions + acks, expansion_notes + ack_notes
+
 
 def judge(history: History, ctx: ReplayContext) -> list[Finding]:
-    all_marks = marks(history)
+    all_marks = marks(history, ctx.profile)
     elections = unclean_elections(history, ctx)
     causes = {f.leader_epoch: f.anomaly_id for f in elections if f.leader_epoch is not None}
     truncations = _once(truncations_below_hwm(history, ctx, causes, all_marks))
@@ -371,6 +737,8 @@ def judge(history: History, ctx: ReplayContext) -> list[Finding]:
     findings += unresolved_divergences(history, ctx, all_marks)
     findings += hwm_regressions(history, ctx, causes, all_marks)
     findings += committed_data_losses(history, ctx, causes, truncations, all_marks)
+    findings += fencing_violations(history, ctx, all_marks)[0]
+    findings += isr_rule_violations(history, ctx, all_marks)[0]
     return findings
 
 
@@ -398,7 +766,7 @@ def gaps(history: History, ctx: ReplayContext) -> tuple[str, ...]:
                 f"({d.answer.source_file}:{d.answer.line_no}) and no later fetch shows whether "
                 "it did"
             )
-    for mark in marks(history).values():
+    for mark in marks(history, ctx.profile).values():
         view = mark.view
         if (
             mark.start is None
@@ -420,4 +788,8 @@ def gaps(history: History, ctx: ReplayContext) -> tuple[str, ...]:
                 "offset is not in evidence: later epochs are judged as if it held the "
                 "committed log"
             )
+    # acts whose order against the controller's records only skewed clocks give
+    rule_marks = marks(history, ctx.profile)
+    out += fencing_violations(history, ctx, rule_marks)[1]
+    out += isr_rule_violations(history, ctx, rule_marks)[1]
     return tuple(dict.fromkeys(out))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from replay.findings import Finding
+from replay.order import FOLD_BUDGET, MAX_JUMP, OrderDependence
 from replay.state import EpochView, History
 from replay.types import PartitionKey, Profile, Verdict
 
@@ -21,6 +23,9 @@ class Coverage:
     first_time: datetime | None
     last_time: datetime | None
     clock_placed: int
+    #: judgements that rest on an order only skewed clocks give (DESIGN.md
+    #: "Ordering"); each is also a gap, with the two lines it depends on
+    order_dependent: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,3 +47,72 @@ def verdict_of(findings: tuple[Finding, ...], gaps: tuple[str, ...]) -> Verdict:
     if gaps:
         return Verdict.UNKNOWN
     return Verdict.VALID
+
+
+def judgement_key(finding: Finding) -> tuple[object, ...]:
+    """What a finding states: compared across orders of the evidence."""
+    return (
+        finding.kind.value,
+        finding.leader_epoch,
+        finding.replica,
+        finding.offset_start,
+        finding.offset_end,
+        finding.records_lost,
+        finding.qualifier,
+    )
+
+
+def describe(finding: Finding) -> str:
+    lo = "?" if finding.offset_start is None else finding.offset_start
+    hi = "?" if finding.offset_end is None else finding.offset_end
+    who = "" if finding.replica is None else f"replica {finding.replica}, "
+    return f"{finding.kind.value} ({who}epoch {finding.leader_epoch}, [{lo}, {hi}))"
+
+
+def judgements(findings: Iterable[Finding]) -> dict[object, str]:
+    return {judgement_key(f): describe(f) for f in findings}
+
+
+def settle_order(
+    findings: tuple[Finding, ...],
+    dependences: tuple[OrderDependence, ...],
+    max_clock_skew_s: float,
+    truncated: bool = False,
+) -> tuple[tuple[Finding, ...], tuple[str, ...]]:
+    """Keep only the findings every tried order makes; the others, and any
+    finding another order would make, become reasons the verdict is not
+    ``valid`` (DESIGN.md "Ordering": never a finding stated as fact)."""
+    dropped = frozenset(k for d in dependences for k in d.dropped)
+    kept = tuple(f for f in findings if judgement_key(f) not in dropped)
+    gone = {f.anomaly_id for f in findings if judgement_key(f) in dropped}
+    if gone:
+        kept = tuple(
+            replace(f, caused_by=tuple(c for c in f.caused_by if c not in gone)) for f in kept
+        )
+    reasons = [d.reason(max_clock_skew_s) for d in dependences]
+    if truncated:
+        reasons.append(
+            f"not every order the {max_clock_skew_s:g} s skew allowance leaves open was tried "
+            f"(more than {MAX_JUMP} places for one event, or more alternatives than "
+            f"{FOLD_BUDGET} extra folds per event pay for): a judgement may rest on one"
+        )
+    return kept, tuple(dict.fromkeys(reasons))
+
+
+#: History fields whose judgements weigh the clock-skew allowance themselves
+#: (fencing_violation, isr_rule_violation: an act or a fetch within the
+#: allowance of a controller record is a gap there, never a finding), so an
+#: order that changes only them needs no second judgement
+SKEW_JUDGED = ("isr_changes", "expansions", "fences", "stale", "under_min_isr", "under_min_marks")
+
+
+def alike_for_order(a: History, b: History) -> bool:
+    """Two histories folded in different orders that no other judgement can
+    tell apart (``order_dependences``)."""
+    if a == b:
+        return True
+    present = [f for f in SKEW_JUDGED if hasattr(a, f)]
+    if not present:
+        return False
+    blank = {f: () for f in present}
+    return replace(a, **blank) == replace(b, **blank)  # type: ignore[arg-type]

@@ -157,9 +157,23 @@ class EpochView:
     #: the only ISR member
     first_exposure: Exposure | None = None
     first_sole_exposure: Exposure | None = None
+    #: the HWM its leader logged on taking the epoch ("starts at leader epoch
+    #: E ... with high watermark H"): the first it serves, shown where the
+    #: request log prints no fetch answer (zk-hw)
+    start_exposure: Exposure | None = None
     #: acknowledged acks=all produce requests in this epoch, the latest
     #: ACKED_KEPT of them: the ones a loss at the epoch's end swallows
     acked: tuple[AckedProduce, ...] = ()
+    #: the latest HWM_STEPS_KEPT rises of ``committed``, with their clocks
+    hwm_steps: tuple[HwmStep, ...] = ()
+    #: when its leader first acknowledged a write in it (its clock)
+    first_write_at: datetime | None = None
+    #: a lower bound of the leader's HW derived from the fetch offsets (log
+    #: ends) of every ISR follower in this epoch (seed 000 "When to update
+    #: high watermark"; seeds 004, 001: HW = the ISR's minimum LEO), with the
+    #: fetch lines it rests on; counted where no answer shows the HWM
+    derived: int | None = None
+    derived_sources: tuple[Source, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +197,9 @@ class Session:
     last_fetched_epoch: int | None
     current_leader_epoch: int | None
     source: Source
+    at: datetime | None = None
+    #: the leader epoch in force when the leader logged it
+    in_epoch: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +219,9 @@ class Truncation:
     #: a diverging-epoch answer explains it; otherwise the replica lost data
     #: (e.g. an unclean shutdown) at a moment the evidence does not fix
     answered: bool = False
+    #: the derived HW lower bound of the epoch in force when it truncated
+    epoch_derived: int | None = None
+    epoch_derived_sources: tuple[Source, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +263,167 @@ class AckedProduce:
     source: Source
 
 
+#: how many acts a stale leader, or acks under min ISR, keep one by one
+ACTS_KEPT = 64
+#: rises of an epoch's HWM kept with their clocks, and fetches per follower
+HWM_STEPS_KEPT = 16
+FETCHES_KEPT = 8
+
+
+@dataclass(frozen=True, slots=True)
+class HwmStep:
+    """The HWM exposed in an epoch rose to ``value`` (the exposer's clock)."""
+
+    value: int
+    at: datetime | None
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
+class Act:
+    """One thing a broker did as a leader: acknowledged a produce (with its
+    acks and base offset) or answered a follower's fetch (``base_offset``
+    None)."""
+
+    at: datetime | None
+    source: Source
+    base_offset: int | None = None
+    acks: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Acts:
+    """Acts in one situation, in the observer's clock order: the first
+    ACTS_KEPT one by one, the rest summed up (``more_*``)."""
+
+    kept: tuple[Act, ...] = ()
+    more: int = 0
+    more_first_at: datetime | None = None
+    more_lo: int | None = None
+    more_hi: int | None = None
+    more_acks_all_hi: int | None = None
+
+    def add(self, act: Act) -> Acts:
+        if len(self.kept) < ACTS_KEPT:
+            return replace(self, kept=self.kept + (act,))
+        offset = act.base_offset
+        lo, hi, top = self.more_lo, self.more_hi, self.more_acks_all_hi
+        if offset is not None:
+            lo = offset if lo is None else min(lo, offset)
+            hi = offset if hi is None else max(hi, offset)
+            if act.acks == -1:
+                top = offset if top is None else max(top, offset)
+        return replace(
+            self,
+            more=self.more + 1,
+            more_first_at=self.more_first_at or act.at,
+            more_lo=lo,
+            more_hi=hi,
+            more_acks_all_hi=top,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StaleLeadership:
+    """A broker acting as leader of ``leader_epoch`` after its leadership
+    ended: at ``ended_at`` (the controller's clock) by ``ended_by``, the
+    record that began the next leader's epoch or fenced the broker."""
+
+    broker: int
+    leader_epoch: int
+    ended_at: datetime | None
+    ended_by: Source
+    acts: Acts = field(default_factory=Acts)
+    by_fence: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """The latest fence of a broker (BrokerFencing, or a registration that
+    starts fenced)."""
+
+    broker: int
+    at: datetime | None
+    source: Source
+    #: the partition's leader epoch when it came: it ends leaderships up to it
+    leader_epoch: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MinIsrSetting:
+    """``min.insync.replicas`` as the metadata stated it: ``scope`` is
+    ``topic``, ``broker`` (with ``broker``) or ``cluster``; ``value`` None
+    means the setting was deleted."""
+
+    scope: str
+    broker: int | None
+    value: int | None
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
+class IsrChange:
+    """The ISR the controller recorded, and when (its clock)."""
+
+    leader_epoch: int
+    leader: int
+    isr: tuple[int, ...]
+    at: datetime | None
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
+class FetchSeen:
+    """A follower's fetch as its leader logged it: the follower's log end."""
+
+    offset: int
+    at: datetime | None
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
+class IsrExpansion:
+    """``replica`` joined the ISR of ``leader_epoch`` (led by ``leader``).
+
+    Everything is kept with its clock, so that the judgement does not rest
+    on an order only skewed clocks give: ``fetches``, the replica's fetches
+    the leader logged around the expansion (the latest FETCHES_KEPT before,
+    the first FETCHES_KEPT after); ``hwm_steps``, the latest rises of the
+    HWM the leader exposed (or an acks=all ack implied) in the epoch; and
+    ``first_write_at``, when the leader first acknowledged a write in it
+    (until then its log end, and so its HWM, is the epoch's start offset)."""
+
+    replica: int
+    leader: int
+    leader_epoch: int
+    partition_epoch: int | None
+    at: datetime | None
+    sources: tuple[Source, ...]
+    fetches: tuple[FetchSeen, ...]
+    hwm_steps: tuple[HwmStep, ...]
+    first_write_at: datetime | None
+    fetches_after: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class UnderMinIsr:
+    """acks=all acknowledged by ``leader`` in ``leader_epoch`` while the ISR
+    was below min ISR: by the controller's ISR (``marker`` False; ``since``
+    the record that shrank it, ``isr_index`` its place in ``isr_changes``)
+    or after the leader's own ``(under-min-isr)`` line (``marker`` True)."""
+
+    leader: int
+    leader_epoch: int
+    marker: bool
+    isr: tuple[int, ...]
+    min_isr: int | None
+    min_isr_source: Source | None
+    since: Source
+    since_at: datetime | None
+    isr_index: int | None
+    acts: Acts = field(default_factory=Acts)
+
+
 @dataclass(frozen=True, slots=True)
 class ReplayContext:
     """What a partition's replay needs to know from outside its events."""
@@ -270,6 +451,19 @@ class History:
     last_time: datetime | None = None
     evidence_kinds: frozenset[str] = frozenset()
     observers: frozenset[int] = frozenset()
+    #: min.insync.replicas as the metadata stated it, newest per scope
+    min_isr: tuple[MinIsrSetting, ...] = ()
+    #: every ISR the controller recorded, in order
+    isr_changes: tuple[IsrChange, ...] = ()
+    expansions: tuple[IsrExpansion, ...] = ()
+    #: per (leader, follower), the follower's latest fetches the leader logged
+    fetch_tail: tuple[tuple[int | None, int, tuple[FetchSeen, ...]], ...] = ()
+    fences: tuple[Fence, ...] = ()
+    stale: tuple[StaleLeadership, ...] = ()
+    under_min_isr: tuple[UnderMinIsr, ...] = ()
+    #: per leader, its latest ``(under-min-isr)`` line still in force:
+    #: (leader, leader epoch, time, source)
+    under_min_marks: tuple[tuple[int, int, datetime | None, Source], ...] = ()
     #: the highest metadata offset folded in; a later run skips records up to it
     last_metadata_offset: int | None = None
     #: per observer, the last observation folded in (time, file, seq); a later
@@ -315,6 +509,17 @@ class History:
     @property
     def current_epoch(self) -> EpochView | None:
         return self.epochs[-1] if self.epochs else None
+
+    def effective_min_isr(self, leader: int | None) -> MinIsrSetting | None:
+        """The min ISR a leader applies: the topic's override, else the
+        leader's own broker setting, else the cluster default; None when the
+        metadata never stated one (Kafka's static default is not evidence)."""
+        by_scope = {(m.scope, m.broker): m for m in self.min_isr}
+        for key in (("topic", None), ("broker", leader), ("cluster", None)):
+            setting = by_scope.get(key)
+            if setting is not None and setting.value is not None:
+                return setting
+        return None
 
     def with_gap(self, gap: str) -> History:
         if gap in self.gaps:

@@ -10,25 +10,38 @@ pinned only by a later divergence answer).
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 from typing import assert_never
 
 from replay.state import (
     ACKED_KEPT,
+    FETCHES_KEPT,
+    HWM_STEPS_KEPT,
     AckedProduce,
+    Act,
     Bound,
     Divergence,
     EpochView,
     Exposure,
+    Fence,
+    FetchSeen,
     History,
+    HwmStep,
+    IsrChange,
+    IsrExpansion,
+    MinIsrSetting,
     PartitionRegistration,
     Session,
+    StaleLeadership,
     Truncation,
+    UnderMinIsr,
 )
 from replay.types import (
     NO_LEADER,
     NO_LEADER_CHANGE,
     RECOVERED,
     RECOVERING,
+    AlterPartition,
     BecomeFollower,
     BecomeLeader,
     BrokerFencing,
@@ -39,8 +52,10 @@ from replay.types import (
     Event,
     FetchAnswer,
     FollowerFetch,
+    IsrUpdated,
     LeaderAndIsr,
     LogTruncated,
+    MinIsrConfig,
     Origin,
     PartitionChangeRecord,
     PartitionRecord,
@@ -82,18 +97,25 @@ def step(history: History, event: Event) -> History:
             return _epoch_checkpoint(history, event)
         case LeaderAndIsr():
             return _leader_and_isr(history, event)
+        case MinIsrConfig():
+            return _min_isr_config(history, event)
+        case IsrUpdated():
+            return _isr_updated(history, event)
+        case AlterPartition():
+            return _alter_partition(history, event)
         case _:
             assert_never(event)
 
 
 def _evidence_kind(event: Event) -> str:
     if isinstance(
-        event, PartitionRecord | PartitionChangeRecord | BrokerRegistration | BrokerFencing
+        event,
+        PartitionRecord | PartitionChangeRecord | BrokerRegistration | BrokerFencing | MinIsrConfig,
     ):
         return "metadata"
     if isinstance(event, LeaderAndIsr):
         return "zk_controller"
-    if isinstance(event, BecomeLeader | BecomeFollower | LogTruncated):
+    if isinstance(event, BecomeLeader | BecomeFollower | LogTruncated | IsrUpdated):
         return "broker_log"
     if isinstance(event, EpochCheckpoint):
         return "checkpoint"
@@ -165,6 +187,7 @@ def _partition_record(history: History, record: PartitionRecord) -> History:
         leader_last_fetched_epoch=None,
         start_offset=start,
     )
+    history = _isr_recorded(history, view.leader_epoch, view.leader, record.isr, record.origin)
     return _end_current_epoch(history, record.origin, registration, view)
 
 
@@ -215,7 +238,17 @@ def _partition_change(history: History, record: PartitionChangeRecord) -> Histor
             "it creates cannot be numbered"
         )
     after = before.merge(record)
+    if record.isr is not None:
+        history = _isr_recorded(history, after.leader_epoch, after.leader, after.isr, record.origin)
     if record.leader == NO_LEADER_CHANGE:
+        history = _expanded(
+            history,
+            after.leader_epoch,
+            after.leader,
+            tuple(r for r in after.isr if r not in before.isr),
+            after.partition_epoch,
+            record.origin,
+        )
         current = history.current_epoch
         if current is not None:
             history = history.with_epoch(replace(current, isr=after.isr, elr=after.elr))
@@ -247,9 +280,21 @@ def _end_current_epoch(
     return replace(history, registration=registration, epochs=history.epochs + (view,))
 
 
+def _fence_marked(history: History, broker: int, origin: Origin | None) -> History:
+    """Keep the latest fence of ``broker`` (None: it was unfenced)."""
+    fences = tuple(f for f in history.fences if f.broker != broker)
+    if origin is not None:
+        current = history.current_epoch
+        epoch = None if current is None else current.leader_epoch
+        fences += (Fence(broker, origin.time, origin.source, epoch),)
+    return replace(history, fences=fences)
+
+
 def _broker_registration(history: History, record: BrokerRegistration) -> History:
     fenced = history.fenced | {record.broker} if record.fenced else history.fenced - {record.broker}
     epochs = tuple((b, e) for b, e in history.broker_epochs if b != record.broker)
+    # A new registration is a new uptime session: the previous one is over.
+    history = _fence_marked(history, record.broker, record.origin if record.fenced else None)
     return replace(
         history, fenced=fenced, broker_epochs=epochs + ((record.broker, record.broker_epoch),)
     )
@@ -257,9 +302,291 @@ def _broker_registration(history: History, record: BrokerRegistration) -> Histor
 
 def _broker_fencing(history: History, record: BrokerFencing) -> History:
     if record.fenced == 1:
+        history = _fence_marked(history, record.broker, record.origin)
         return replace(history, fenced=history.fenced | {record.broker})
     if record.fenced == -1:
+        history = _fence_marked(history, record.broker, None)
         return replace(history, fenced=history.fenced - {record.broker})
+    return history
+
+
+# --- ISR changes, min ISR, and leaders acting out of turn -------------------------
+
+
+def _isr_recorded(
+    history: History, leader_epoch: int, leader: int, isr: tuple[int, ...], origin: Origin
+) -> History:
+    """The controller recorded ``isr``. A leader's (under-min-isr) line
+    holds within its epoch only."""
+    change = IsrChange(leader_epoch, leader, isr, origin.time, origin.source)
+    marks = tuple(m for m in history.under_min_marks if m[1] >= leader_epoch)
+    return replace(history, isr_changes=history.isr_changes + (change,), under_min_marks=marks)
+
+
+def _expanded(
+    history: History,
+    leader_epoch: int,
+    leader: int,
+    added: tuple[int, ...],
+    partition_epoch: int | None,
+    origin: Origin,
+) -> History:
+    """``added`` joined the ISR of ``leader_epoch``: note what the leader knew
+    of each one's log end and of its own HWM then (seed 003 2.9)."""
+    view = history.epoch(leader_epoch)
+    if view is None or leader < 0:
+        return history
+    for replica in sorted(set(added)):
+        if replica == leader:
+            continue
+        same = next(
+            (
+                x
+                for x in history.expansions
+                if (x.leader_epoch, x.replica, x.partition_epoch)
+                == (leader_epoch, replica, partition_epoch)
+            ),
+            None,
+        )
+        if same is not None:
+            # the same expansion seen again (controller record, leader's line)
+            merged = replace(same, sources=same.sources + (origin.source,))
+            history = replace(
+                history,
+                expansions=tuple(merged if x is same else x for x in history.expansions),
+            )
+            continue
+        tail = next((t for lead, f, t in history.fetch_tail if (lead, f) == (leader, replica)), ())
+        expansion = IsrExpansion(
+            replica=replica,
+            leader=leader,
+            leader_epoch=leader_epoch,
+            partition_epoch=partition_epoch,
+            at=origin.time,
+            sources=(origin.source,),
+            fetches=tail,
+            hwm_steps=view.hwm_steps,
+            first_write_at=view.first_write_at,
+        )
+        history = replace(history, expansions=history.expansions + (expansion,))
+    return history
+
+
+#: expansions still collecting the joined replica's next fetches
+EXPANSIONS_WAITING = 16
+
+
+def _fetch_seen(history: History, leader: int | None, fetch: FollowerFetch) -> History:
+    """Keep the follower's latest fetches per leader, and the first ones
+    after each of its ISR expansions: had it caught up by then?"""
+    seen = FetchSeen(fetch.fetch_offset, fetch.origin.time, fetch.origin.source)
+    pair = (leader, fetch.replica)
+    tail = next((t for lead, f, t in history.fetch_tail if (lead, f) == pair), ())
+    rest = tuple(e for e in history.fetch_tail if (e[0], e[1]) != pair)
+    history = replace(
+        history, fetch_tail=rest + ((leader, fetch.replica, (tail + (seen,))[-FETCHES_KEPT:]),)
+    )
+    # only recent expansions still wait for fetches: look at the last few
+    expansions_seen = history.expansions
+    waiting = [
+        i
+        for i in range(max(0, len(expansions_seen) - EXPANSIONS_WAITING), len(expansions_seen))
+        if expansions_seen[i].fetches_after < FETCHES_KEPT
+        and (expansions_seen[i].leader, expansions_seen[i].replica) == pair
+    ]
+    if not waiting:
+        return history
+    expansions = list(history.expansions)
+    for i in waiting:
+        x = expansions[i]
+        expansions[i] = replace(x, fetches=x.fetches + (seen,), fetches_after=x.fetches_after + 1)
+    return replace(history, expansions=tuple(expansions))
+
+
+def _earliest(a: datetime | None, b: datetime | None) -> datetime | None:
+    if a is None or b is None:
+        return a or b
+    return min(a, b)
+
+
+def _min_isr_config(history: History, event: MinIsrConfig) -> History:
+    if event.topic is not None:
+        scope, broker = "topic", None
+    elif event.broker is not None:
+        scope, broker = "broker", event.broker
+    else:
+        scope, broker = "cluster", None
+    value = event.min_isr if event.min_isr is None or event.min_isr >= 0 else None
+    rest = tuple(m for m in history.min_isr if (m.scope, m.broker) != (scope, broker))
+    setting = MinIsrSetting(scope, broker, value, event.origin.source)
+    return replace(history, min_isr=rest + (setting,))
+
+
+def _isr_updated(history: History, event: IsrUpdated) -> History:
+    """The leader's ISR confirmation (kafka-formats.md 5.3): an expansion when
+    it names a replica the controller's ISR did not hold yet, and from 3.6 the
+    (under-min-isr) marker."""
+    current = history.current_epoch
+    if current is None or current.leader != event.broker:
+        return history
+    registration = history.registration
+    before = registration.isr if registration is not None else ()
+    history = _expanded(
+        history,
+        current.leader_epoch,
+        event.broker,
+        tuple(r for r in event.isr if r not in before),
+        event.partition_epoch,
+        event.origin,
+    )
+    if event.under_min_isr is None:
+        return history
+    marks = tuple(m for m in history.under_min_marks if m[0] != event.broker)
+    if event.under_min_isr:
+        marks += ((event.broker, current.leader_epoch, event.origin.time, event.origin.source),)
+    return replace(history, under_min_marks=marks)
+
+
+def _alter_partition(history: History, event: AlterPartition) -> History:
+    """A controller's answer confirming a leader's AlterPartition (kafka-formats
+    1.8): the ISR it confirmed, for the epoch it names."""
+    if event.error_code != ERROR_NONE or event.isr is None or event.leader_epoch is None:
+        return history
+    view = history.epoch(event.leader_epoch)
+    leader = event.leader if event.leader is not None and event.leader >= 0 else event.broker
+    if view is None or leader is None or view.leader != leader:
+        return history
+    registration = history.registration
+    before = registration.isr if registration is not None else ()
+    return _expanded(
+        history,
+        view.leader_epoch,
+        leader,
+        tuple(r for r in event.isr if r not in before),
+        event.partition_epoch,
+        event.origin,
+    )
+
+
+def _stale_leadership(
+    history: History, broker: int, named: int | None
+) -> tuple[int, datetime | None, Source, bool] | None:
+    """If ``broker`` no longer leads the epoch it acts in: (that epoch, when
+    its leadership ended, the record that ended it, whether a fence did). ``named`` is the epoch a
+    follower's fetch named; a produce names none, so it acts in the epoch it
+    last led."""
+    if named is not None:
+        view = history.epoch(named)
+        if view is None or view.leader != broker:
+            return None
+    else:
+        led = [v for v in history.epochs if v.leader == broker]
+        if not led:
+            return None
+        view = led[-1]
+    later = False
+    for v in history.epochs:
+        if later and v.leader != broker:
+            return view.leader_epoch, v.began_at, v.began, False
+        later = later or v is view
+    fence = next((f for f in history.fences if f.broker == broker), None)
+    if (
+        fence is not None
+        and fence.leader_epoch is not None
+        and fence.leader_epoch >= view.leader_epoch
+    ):
+        return view.leader_epoch, fence.at, fence.source, True
+    return None
+
+
+def _acted(history: History, broker: int | None, named: int | None, act: Act) -> History:
+    """Note an act of leadership by a broker that no longer led, when its
+    clock puts it after the end (how far after is judged with the skew)."""
+    if broker is None:
+        return history
+    stale = _stale_leadership(history, broker, named)
+    if stale is None:
+        return history
+    epoch, ended_at, ended_by, by_fence = stale
+    if ended_at is not None and act.at is not None and act.at <= ended_at:
+        return history
+    for i, s in enumerate(history.stale):
+        if (s.broker, s.leader_epoch) == (broker, epoch):
+            updated = replace(s, acts=s.acts.add(act))
+            return replace(history, stale=history.stale[:i] + (updated,) + history.stale[i + 1 :])
+    fresh = StaleLeadership(broker, epoch, ended_at, ended_by, by_fence=by_fence)
+    fresh = replace(fresh, acts=fresh.acts.add(act))
+    return replace(history, stale=history.stale + (fresh,))
+
+
+def _acked_under_min_isr(
+    history: History, leader: int, epoch: int, act: Act, ack_time: datetime | None
+) -> History:
+    """acks=all answered while the ISR was below min ISR (seed 003 2.6)."""
+    registration = history.registration
+    setting = history.effective_min_isr(leader)
+    groups: list[UnderMinIsr] = []
+    if (
+        registration is not None
+        and setting is not None
+        and setting.value is not None
+        and len(registration.isr) < setting.value
+        and history.isr_changes
+    ):
+        # the record that took the ISR below min ISR, in this epoch
+        index = len(history.isr_changes) - 1
+        while (
+            index > 0
+            and history.isr_changes[index - 1].leader_epoch == epoch
+            and len(history.isr_changes[index - 1].isr) < setting.value
+        ):
+            index -= 1
+        change = history.isr_changes[index]
+        groups.append(
+            UnderMinIsr(
+                leader,
+                epoch,
+                False,
+                registration.isr,
+                setting.value,
+                setting.source,
+                change.source,
+                change.at,
+                index,
+            )
+        )
+    mark = next((m for m in history.under_min_marks if m[0] == leader and m[1] == epoch), None)
+    if mark is not None and (mark[2] is None or ack_time is None or mark[2] <= ack_time):
+        groups.append(
+            UnderMinIsr(
+                leader,
+                epoch,
+                True,
+                registration.isr if registration is not None else (),
+                None if setting is None else setting.value,
+                None if setting is None else setting.source,
+                mark[3],
+                mark[2],
+                None,
+            )
+        )
+    for group in groups:
+        key = (group.leader, group.leader_epoch, group.marker, group.since)
+        for i, u in enumerate(history.under_min_isr):
+            if (u.leader, u.leader_epoch, u.marker, u.since) == key:
+                updated = replace(u, acts=u.acts.add(act))
+                history = replace(
+                    history,
+                    under_min_isr=history.under_min_isr[:i]
+                    + (updated,)
+                    + history.under_min_isr[i + 1 :],
+                )
+                break
+        else:
+            history = replace(
+                history,
+                under_min_isr=history.under_min_isr + (replace(group, acts=group.acts.add(act)),),
+            )
     return history
 
 
@@ -283,12 +610,21 @@ def _note_unknown_epoch(history: History, named: int | None, source: Source) -> 
     return history
 
 
-def _commit(history: History, epoch: int | None, value: int, source: Source) -> History:
+def _commit(
+    history: History,
+    epoch: int | None,
+    value: int,
+    source: Source,
+    at: datetime | None = None,
+) -> History:
     """Offsets below ``value`` were committed in ``epoch`` (exposed as its HWM)."""
     view = history.epoch(epoch)
     if view is None or (view.committed is not None and value <= view.committed):
         return history
-    return history.with_epoch(replace(view, committed=value, committed_source=source))
+    steps = (view.hwm_steps + (HwmStep(value, at, source),))[-HWM_STEPS_KEPT:]
+    return history.with_epoch(
+        replace(view, committed=value, committed_source=source, hwm_steps=steps)
+    )
 
 
 def _committed_in(history: History, epoch: int | None) -> tuple[int | None, Source | None]:
@@ -308,6 +644,7 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
     source = fetch.origin.source
     leader = fetch.origin.observer
     history = _note_unknown_epoch(history, fetch.current_leader_epoch, source)
+    history = _fetch_seen(history, leader, fetch)
     history = _log_end_seen(
         history,
         fetch.replica,
@@ -331,7 +668,9 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
         history = history.with_epoch(
             replace(view, start_offset=view.start_offset.at_most(fetch.fetch_offset - 1, source))
         )
-    return history.with_session(
+    in_epoch = _epoch_in_force(history, fetch.current_leader_epoch)
+    history = _epochless_top(history, leader, fetch, in_epoch)
+    history = history.with_session(
         leader,
         fetch.replica,
         Session(
@@ -339,8 +678,79 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
             last_fetched_epoch=fetch.last_fetched_epoch,
             current_leader_epoch=fetch.current_leader_epoch,
             source=source,
+            at=fetch.origin.time,
+            in_epoch=in_epoch,
         ),
     )
+    return _derive_leader_hw(history, leader, in_epoch)
+
+
+def _epochless_top(
+    history: History, leader: int | None, fetch: FollowerFetch, in_epoch: int | None
+) -> History:
+    """A fetch that names no epoch (before 0.11) still shows where the
+    follower's newest data comes from: in the first epoch there is no other;
+    and a follower whose fetch offset grew, in this epoch, from this leader,
+    past the epoch's start offset holds records the leader wrote in it."""
+    view = history.epoch(in_epoch)
+    if fetch.last_fetched_epoch is not None or view is None or view.leader != leader:
+        return history
+    first = view.election == ElectionKind.INITIAL and history.epochs[0] is view
+    previous = history.session(leader, fetch.replica)
+    grew = (
+        previous is not None
+        and previous.in_epoch == view.leader_epoch
+        and fetch.fetch_offset > previous.fetch_offset
+        and view.start_offset.hi is not None
+        and fetch.fetch_offset > view.start_offset.hi
+    )
+    if not (first and fetch.fetch_offset > 0) and not grew:
+        return history
+    log = history.replica(fetch.replica)
+    if log.top_epoch is not None and log.top_epoch >= view.leader_epoch:
+        return history
+    return history.with_replica(fetch.replica, replace(log, top_epoch=view.leader_epoch))
+
+
+def _derive_leader_hw(history: History, leader: int | None, in_epoch: int | None) -> History:
+    """The leader's HW from its followers' fetch offsets (zk-hw; any epoch
+    whose answers show no HWM).
+
+    Seed 000 "When to update high watermark": the leader updates its HW when
+    it processes a follower's fetch, after storing the follower's LEO (its
+    fetch offset); seeds 004 and 001: to the minimum LEO of the ISR. The
+    leader's own LEO is at least any fetch offset it answered. So once every
+    ISR follower has fetched in this epoch, the leader's HW is at least the
+    least of their latest fetch offsets. A lower bound, recorded apart from
+    what answers showed (``EpochView.derived``); the properties say when it
+    counts and that findings resting only on it are ``probable``."""
+    view = history.epoch(in_epoch)
+    registration = history.registration
+    if (
+        view is None
+        or registration is None
+        or leader is None
+        or view.leader != leader
+        or view is not history.current_epoch
+        or view.first_exposure is not None  # answers show the HWM itself
+        or leader not in registration.isr
+    ):
+        return history
+    followers = [r for r in registration.isr if r != leader]
+    if not followers:
+        return history
+    offsets: list[int] = []
+    sources: list[Source] = []
+    for follower in followers:
+        session = history.session(leader, follower)
+        if session is None or session.in_epoch != view.leader_epoch:
+            return history
+        offsets.append(session.fetch_offset)
+        sources.append(session.source)
+    low = min(offsets)
+    if view.derived is not None and low <= view.derived:
+        return history
+    return history.with_epoch(replace(view, derived=low, derived_sources=tuple(sources)))
 
 
 def _log_end_seen(
@@ -359,6 +769,7 @@ def _log_end_seen(
     if log.held is not None and offset < log.held:
         epoch = _epoch_in_force(history, named_epoch)
         committed, committed_source = _committed_in(history, epoch)
+        view = history.epoch(epoch)
         cause = _divergence_resolved_by(history, replica, offset)
         if cause is not None:
             # Kafka truncated when it read the diverging answer, not when it
@@ -377,6 +788,10 @@ def _log_end_seen(
                     top_epoch=log.top_epoch,
                     epoch_committed=committed,
                     epoch_committed_source=committed_source,
+                    epoch_derived=None if cause is not None or view is None else view.derived,
+                    epoch_derived_sources=()
+                    if cause is not None or view is None
+                    else view.derived_sources,
                     before=log.held_source,
                     after=source,
                     at=origin.time,
@@ -549,6 +964,8 @@ def _fetch_answer(history: History, answer: FetchAnswer) -> History:
     leader = answer.origin.observer
     session = history.session(leader, answer.replica)
     named = None if session is None else session.current_leader_epoch
+    if named is not None and named >= 0:
+        history = _acted(history, leader, named, Act(answer.origin.time, source))
     if answer.hwm is not None and answer.hwm >= 0:
         epoch = _epoch_in_force(history, named)
         registration = history.registration
@@ -569,7 +986,7 @@ def _fetch_answer(history: History, answer: FetchAnswer) -> History:
             if exposure.sole_isr and view.first_sole_exposure is None:
                 view = replace(view, first_sole_exposure=exposure)
             history = history.with_epoch(view)
-        history = _commit(history, epoch, answer.hwm, source)
+        history = _commit(history, epoch, answer.hwm, source, answer.origin.time)
         if leader is not None:
             # A leader's HWM never exceeds its own log end, and its log holds
             # no data of an epoch after the one it leads.
@@ -602,6 +1019,10 @@ def _produce_ack(history: History, ack: ProduceAck) -> History:
     leader = ack.origin.observer
     current = history.current_epoch
     epoch = current.leader_epoch if current is not None and current.leader == leader else None
+    act = Act(ack.origin.time, source, ack.base_offset, ack.acks)
+    history = _acted(history, leader, None, act)
+    if ack.acks == ACKS_ALL and leader is not None and epoch is not None:
+        history = _acked_under_min_isr(history, leader, epoch, act, ack.origin.time)
     if leader is not None:
         history = _hold(history, leader, ack.base_offset + 1, source)
         if epoch is not None:
@@ -616,13 +1037,14 @@ def _produce_ack(history: History, ack: ProduceAck) -> History:
                 current,
                 start_offset=current.start_offset.at_most(ack.base_offset, source),
                 lowest_write=ack.base_offset if lowest is None else min(lowest, ack.base_offset),
+                first_write_at=_earliest(current.first_write_at, ack.origin.time),
             )
         )
     if ack.acks == ACKS_ALL:
         # acks=all is answered only once the HWM passed the batch (seed 003
         # 2.7); the log shows the batch's size in bytes, not its record count,
         # so base + 1 is what the evidence fixes.
-        history = _commit(history, epoch, ack.base_offset + 1, source)
+        history = _commit(history, epoch, ack.base_offset + 1, source, ack.origin.time)
         view = history.epoch(epoch)
         if view is not None:
             acked = view.acked + (
@@ -664,14 +1086,25 @@ def _become_leader(history: History, event: BecomeLeader) -> History:
     source = event.origin.source
     history = _note_unknown_epoch(history, event.leader_epoch, source)
     if event.hwm is not None and event.hwm >= 0:
-        history = _commit(history, event.leader_epoch, event.hwm, source)
+        history = _commit(history, event.leader_epoch, event.hwm, source, event.origin.time)
     if event.start_offset is None or event.start_offset < 0:
         return history
     view = history.epoch(event.leader_epoch)
     if view is not None and view.leader == event.broker:
-        history = history.with_epoch(
-            replace(view, start_offset=view.start_offset.pin(event.start_offset, source))
-        )
+        view = replace(view, start_offset=view.start_offset.pin(event.start_offset, source))
+        if event.hwm is not None and event.hwm >= 0 and view.start_exposure is None:
+            view = replace(
+                view,
+                start_exposure=Exposure(
+                    leader=event.broker,
+                    leader_epoch=event.leader_epoch,
+                    hwm=event.hwm,
+                    source=source,
+                    at=event.origin.time,
+                    sole_isr=False,
+                ),
+            )
+        history = history.with_epoch(view)
         # A leader that comes back with less than it had (an unclean
         # shutdown) lost it as the epoch's leader: committed_data_loss reports
         # that with this start offset, so its log end is reset, not judged as
@@ -694,7 +1127,7 @@ def _become_follower(history: History, event: BecomeFollower) -> History:
     source = event.origin.source
     history = _note_unknown_epoch(history, event.leader_epoch, source)
     if event.hwm is not None and event.hwm >= 0:
-        history = _commit(history, event.leader_epoch, event.hwm, source)
+        history = _commit(history, event.leader_epoch, event.hwm, source, event.origin.time)
     if event.log_end is None or event.log_end < 0:
         return history
     return _hold(history, event.broker, event.log_end, source)
@@ -749,6 +1182,18 @@ def _leader_and_isr(history: History, event: LeaderAndIsr) -> History:
     )
     if current is not None and event.leader_epoch <= current.leader_epoch:
         if event.leader_epoch == current.leader_epoch:
+            if before is None or event.isr != before.isr:
+                history = _isr_recorded(
+                    history, event.leader_epoch, event.leader, event.isr, event.origin
+                )
+            history = _expanded(
+                history,
+                event.leader_epoch,
+                event.leader,
+                tuple(r for r in event.isr if before is None or r not in before.isr),
+                event.partition_epoch,
+                event.origin,
+            )
             history = history.with_epoch(replace(current, isr=event.isr))
             return replace(history, registration=after)
         return history  # an older decision repeated late: nothing new
@@ -787,4 +1232,5 @@ def _leader_and_isr(history: History, event: LeaderAndIsr) -> History:
         start_offset=start,
         leader_log_end=new_leader_log.held,
     )
+    history = _isr_recorded(history, event.leader_epoch, event.leader, event.isr, event.origin)
     return _end_current_epoch(history, event.origin, after, view)

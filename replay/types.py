@@ -295,6 +295,51 @@ class EpochCheckpoint:
     start_offset: int
 
 
+@dataclass(frozen=True, slots=True)
+class MinIsrConfig:
+    """A ConfigRecord setting ``min.insync.replicas`` (kafka-formats.md 2.4).
+
+    ``topic`` set: a topic override; ``broker`` set: one broker's dynamic
+    default; both None: the cluster-wide default (resource BROKER, empty
+    name). ``min_isr`` None: the value was deleted."""
+
+    origin: Origin
+    topic: str | None
+    broker: int | None
+    min_isr: int | None
+
+
+# --- events: ISR changes a leader reports ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IsrUpdated:
+    """The leader's ``ISR updated to ... and version updated to V`` line: the
+    controller confirmed its ISR change (kafka-formats.md 5.3). From 3.6 it
+    says whether the new ISR is below min ISR (``(under-min-isr)``)."""
+
+    origin: Origin
+    broker: int
+    isr: tuple[int, ...]
+    partition_epoch: int | None = None
+    under_min_isr: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AlterPartition:
+    """An AlterIsr / AlterPartition partition in the controller's request log
+    (kafka-formats.md 1.8): the leader's proposal (``error_code`` None) or
+    the answer (``error_code`` 0 = confirmed, with the confirmed state)."""
+
+    origin: Origin
+    broker: int | None
+    leader_epoch: int | None
+    isr: tuple[int, ...] | None
+    partition_epoch: int | None
+    error_code: int | None
+    leader: int | None = None
+
+
 Event = (
     PartitionRecord
     | PartitionChangeRecord
@@ -309,6 +354,9 @@ Event = (
     | LogTruncated
     | EpochCheckpoint
     | LeaderAndIsr
+    | MinIsrConfig
+    | IsrUpdated
+    | AlterPartition
 )
 
 METADATA_EVENTS = (
@@ -317,6 +365,7 @@ METADATA_EVENTS = (
     BrokerRegistration,
     BrokerFencing,
     LeaderAndIsr,
+    MinIsrConfig,
 )
 
 

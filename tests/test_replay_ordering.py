@@ -1,0 +1,202 @@
+"""Judgements that rest on an order only skewed clocks give (DESIGN.md
+"Ordering"): the verdict says so and names the two lines; nothing is stated
+as fact. The same story with the two lines further apart than the skew
+allowance is judged exactly."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from replay import ReplayContext, replay_partition
+from replay.order import FOLD_BUDGET, MAX_JUMP, alternative_places, order_events
+from replay.types import (
+    BecomeFollower,
+    Confidence,
+    FindingKind,
+    LogTruncated,
+    Origin,
+    Scope,
+    Source,
+    Verdict,
+)
+from tests.replay_fixtures import KEY, T0, Story
+
+CTX = ReplayContext(key=KEY, max_clock_skew_s=2.0, request_log_observers=frozenset({1, 2, 3}))
+FOLLOWER_LOG = "broker-2/server.log"
+
+
+def truncation_after_exposure(seconds: float) -> tuple[Story, Source]:
+    """Follower 2 holds [0, 110); leader 1 exposes HWM 110 (to follower 3),
+    and ``seconds`` later by broker 2's own clock, 2 truncates to 100."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 110, epoch=0, last_fetched=0, hwm=100)
+    s.fetch(1, 3, 110, epoch=0, last_fetched=0, hwm=100)
+    s.tick(3)
+    s.fetch(1, 3, 110, epoch=0, last_fetched=0, hwm=110)  # broker-1 request log line 3
+    exposed_at = s.events[-1].origin.time
+    assert exposed_at is not None
+    s.events.append(
+        LogTruncated(
+            Origin(
+                Source(FOLLOWER_LOG, 12), exposed_at + timedelta(seconds=seconds), 2, None, 120
+            ),
+            broker=2,
+            to_offset=100,
+        )
+    )
+    return s, Source("broker-1/kafka-request.log", 3)
+
+
+def test_truncation_and_exposure_within_the_skew_allowance_is_unknown() -> None:
+    s, exposure = truncation_after_exposure(0.5)
+
+    result = replay_partition(s.events, CTX)
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    assert result.coverage.order_dependent == 1
+    assert result.coverage.gaps == (
+        f"whether {exposure.source_file}:{exposure.line_no} happened before {FOLLOWER_LOG}:12 "
+        "(different clocks, within the 2 s skew allowance of each other) decides "
+        "truncation_below_hwm (replica 2, epoch 0, [100, 110)) (found in the order the clocks "
+        "give, not in the other): not stated as fact",
+    )
+
+
+def test_the_same_lines_beyond_the_skew_allowance_are_judged_exactly() -> None:
+    s, exposure = truncation_after_exposure(5.0)
+
+    result = replay_partition(s.events, CTX)
+
+    [truncation] = result.findings
+    assert truncation.kind == FindingKind.TRUNCATION_BELOW_HWM
+    assert (truncation.replica, truncation.leader_epoch) == (2, 0)
+    assert (truncation.offset_start, truncation.offset_end) == (100, 110)
+    assert (truncation.qualifier, truncation.records_lost) == (Scope.LOCAL, None)
+    # no diverging answer explains it: the moment of the loss is not in evidence
+    assert truncation.confidence == Confidence.PROBABLE
+    assert [(e.source_file, e.line_no) for e in truncation.evidence] == [
+        (exposure.source_file, exposure.line_no),
+        ("broker-1/kafka-request.log", 1),
+        (FOLLOWER_LOG, 12),
+    ]
+    assert result.verdict == Verdict.INVALID
+    assert result.coverage.gaps == ()
+    assert result.coverage.order_dependent == 0
+
+
+def test_a_wider_allowance_makes_the_same_story_unknown() -> None:
+    s, _ = truncation_after_exposure(5.0)
+
+    result = replay_partition(
+        s.events,
+        ReplayContext(key=KEY, max_clock_skew_s=6.0, request_log_observers=frozenset({1, 2, 3})),
+    )
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    assert result.coverage.order_dependent == 1
+
+
+def test_an_ambiguous_order_that_changes_nothing_stays_valid() -> None:
+    """A clean failover: broker 3's "Follower ... starts" line and the old
+    leader's last fetch answers lie within the skew allowance of the
+    controller's records, in orders the evidence cannot fix, and none of
+    those orders changes a judgement."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.fetch(1, 3, 100, epoch=0, last_fetched=0, hwm=100)
+    s.produce(1, 99, acks=-1)
+    s.tick(0.5)
+    s.fence(1)
+    s.change(leader=2, isr=(2, 3))
+    at = s.events[-1].origin.time
+    assert at is not None
+    s.events.append(
+        BecomeFollower(
+            Origin(Source("broker-3/state-change.log", 4), at + timedelta(seconds=0.3), 3, None, 4),
+            broker=3,
+            leader_epoch=None,
+            log_end=100,
+            leader=2,
+            hwm=100,
+        )
+    )
+    s.tick(0.5)
+    s.fetch(2, 3, 100, epoch=1, last_fetched=0, hwm=100)
+    s.fetch(2, 1, 100, epoch=1, last_fetched=0, hwm=100)
+    s.change(isr=(2, 3, 1))
+
+    ordered = order_events(s.events, CTX.max_clock_skew_s)
+    moves = alternative_places(ordered.placements, CTX.max_clock_skew_s)
+    result = replay_partition(s.events, CTX)
+
+    # orders the clocks leave open, all tried: the fence before leader 1's
+    # last lines; broker 3's line before the election and before leader 1's
+    # lines (a follower of 2, never in an epoch 3 led); leader 2's first fetch
+    # before broker 3's line; the ISR expansion before leader 2's lines
+    assert [(j, len(places)) for j, places in moves] == [(6, 5), (8, 7), (9, 1), (13, 5)]
+    assert result.findings == ()
+    assert result.verdict == Verdict.VALID
+    assert result.coverage.gaps == ()
+    assert result.coverage.order_dependent == 0
+
+
+def test_a_leader_act_is_not_moved_across_the_record_that_ended_its_leadership() -> None:
+    """DESIGN.md counts a leader's act within the skew allowance of its
+    epoch's end as in its epoch: the old leader's acks=all acknowledgement
+    0.5 s before the election stays in its epoch, and the unclean election
+    it makes lossy is stated with its range."""
+    from replay.types import NO_LEADER, RECOVERING
+
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.change(isr=(1,))
+    s.produce(1, 120, acks=-1)
+    s.tick(0.5)
+    s.fence(1)
+    s.change(leader=NO_LEADER)
+    s.change(leader=2, isr=(2,), recovery=RECOVERING)
+    s.tick()
+    s.fetch(2, 3, 100, epoch=2, last_fetched=0, hwm=100, diverging=None)
+
+    result = replay_partition(s.events, CTX)
+
+    found = sorted(
+        (f.kind.value, f.leader_epoch, f.replica, f.offset_start, f.offset_end)
+        for f in result.findings
+    )
+    assert found == [
+        ("committed_data_loss", 2, None, 100, 121),
+        ("hwm_regression", 2, 2, 100, 121),
+        ("unclean_election", 2, 2, 100, 121),
+    ]
+    assert result.coverage.order_dependent == 0
+
+
+def test_moves_stop_at_an_event_certainly_earlier_and_at_the_cap() -> None:
+    """Cost: an event is tried only at places its clock leaves open, at most
+    MAX_JUMP of them; a burst wider than that is said, not silently cut."""
+    s = Story()
+    s.create((1, 2), leader=1)
+    for offset in range(1, MAX_JUMP + 10):
+        s.fetch(1, 2, offset, epoch=0, last_fetched=0, hwm=offset)
+    s.change(isr=(1, 2))  # same ISR: changes nothing, within 2 s of every fetch
+
+    ordered = order_events(s.events, 2.0)
+    moves = dict(alternative_places(ordered.placements, 2.0))
+    result = replay_partition(s.events, CTX)
+
+    last = len(ordered.events) - 1
+    assert len(moves[last]) == MAX_JUMP + 1  # one past the cap shows it was reached
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    assert result.coverage.gaps == (
+        "not every order the 2 s skew allowance leaves open was tried (more than "
+        f"{MAX_JUMP} places for one event, or more alternatives than {FOLD_BUDGET} extra "
+        "folds per event pay for): a judgement may rest on one",
+    )
+    assert (ordered.events[last].origin.time or T0) >= T0
