@@ -9,7 +9,7 @@ schema with a ``table`` discriminator.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -23,6 +23,7 @@ from replay.types import (
     NO_LEADER_CHANGE,
     RECOVERED,
     RECOVERY_NO_CHANGE,
+    AlterPartition,
     BecomeFollower,
     BecomeLeader,
     BrokerFencing,
@@ -32,8 +33,10 @@ from replay.types import (
     Event,
     FetchAnswer,
     FollowerFetch,
+    IsrUpdated,
     LeaderAndIsr,
     LogTruncated,
+    MinIsrConfig,
     Origin,
     PartitionChangeRecord,
     PartitionKey,
@@ -71,10 +74,13 @@ BRIDGE_SCHEMA = _union_schema()
 
 @dataclass(frozen=True)
 class BridgeSettings:
+    #: the profile of a cluster not in ``profiles``
     profile: Profile
     max_clock_skew_s: float
     #: per cluster, the brokers whose request logs are in the evidence
     request_log_observers: dict[str, frozenset[int]]
+    #: per cluster, the profile its own evidence chose (a fleet run mixes eras)
+    profiles: dict[str, Profile] = field(default_factory=dict)
 
 
 # --- rows -> events -----------------------------------------------------------
@@ -188,6 +194,19 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], Event]] = {
         r["leader_recovery_state"],
         r.get("controller_epoch"),
     ),
+    # A ZooKeeper partition-state znode holds the same state as the
+    # controller's LeaderAndIsr decision it wrote; its zkVersion (the dump's
+    # dataVersion, when shown) is the partition epoch. replay/order.py orders
+    # it by leader epoch and zkVersion, so a dump without mtime needs no clock.
+    "zk_partition_state": lambda r: LeaderAndIsr(
+        _origin(r),
+        r["leader"],
+        r["leader_epoch"],
+        _ints(r["isr"]) or (),
+        r["partition_epoch"],
+        r["leader_recovery_state"],
+        r.get("controller_epoch"),
+    ),
     "truncation": lambda r: LogTruncated(
         _origin(r),
         r["replica"],
@@ -197,6 +216,24 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], Event]] = {
     ),
     "epoch_checkpoint": lambda r: EpochCheckpoint(
         _origin(r), r["replica"], r["leader_epoch"], r["base_offset"]
+    ),
+    # min ISR (ConfigRecord) and the ISR changes leaders report
+    "min_isr_config": lambda r: MinIsrConfig(_origin(r), r["topic"], r["replica"], r["min_isr"]),
+    "isr_updated": lambda r: IsrUpdated(
+        _origin(r),
+        r["replica"],
+        _ints(r["isr"]) or (),
+        r["partition_epoch"],
+        r["under_min_isr"],
+    ),
+    "alter_partition": lambda r: AlterPartition(
+        _origin(r),
+        r["replica"],
+        r["leader_epoch"],
+        _ints(r["isr"]),
+        r["partition_epoch"],
+        r["error_code"],
+        r["leader"],
     ),
 }
 
@@ -209,7 +246,6 @@ NOT_REPLAYED = frozenset(
         # with them yet
         "isr_shrink",
         "isr_expand",
-        "isr_updated",
         "hwm_regression_warning",
         "log_loaded",
         "recovering",
@@ -217,10 +253,6 @@ NOT_REPLAYED = frozenset(
         "hwm_checkpoint",
         "zk_unclean_election",
         "segment_batch",
-        # interface kinds whose replay rules have not landed yet
-        "min_isr_config",
-        "alter_partition",
-        "zk_partition_state",
     }
 )
 
@@ -370,7 +402,7 @@ def replay_group(
             )
     ctx = ReplayContext(
         key=key,
-        profile=settings.profile,
+        profile=settings.profiles.get(key.cluster, settings.profile),
         max_clock_skew_s=settings.max_clock_skew_s,
         request_log_observers=settings.request_log_observers.get(key.cluster, frozenset()),
     )
@@ -424,6 +456,8 @@ REPLAYED_COLUMNS = (
     "leo",
     "truncate_to",
     "controller_epoch",
+    "min_isr",
+    "under_min_isr",
 )
 
 

@@ -18,6 +18,8 @@ SERIES_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 BROKER_KINDS = ("register_broker", "fence_broker", "unfence_broker", "broker_registration_change")
+#: ConfigRecord ``min.insync.replicas`` (routed by topic, or cluster-wide)
+MIN_ISR_KIND = "min_isr_config"
 
 
 def topic_key(df: DataFrame) -> Column:
@@ -35,18 +37,24 @@ def _local_order() -> list[Column]:
 
 
 def compress(events: DataFrame) -> DataFrame:
-    """Drop each fetch observation identical to the previous one of its series
-    (same partition, leader, follower); keep everything else."""
-    repeated = F.lit(False)
+    """Drop the inside of each run of identical fetch observations of a
+    series (same partition, leader, follower); keep everything else.
+
+    A run keeps its first and its last observation: the replay's clock-based
+    rules need to know how long a follower stayed at an offset (a follower
+    still at offset X just before an ISR expansion is not one that might have
+    caught up unseen), and repeats in between add nothing."""
+    inside = F.lit(False)
     series = Window.partitionBy(
         "cluster", "topic_key", "partition", "observer", "replica", "kind"
     ).orderBy(*_local_order())
     for kind, fields in SERIES_FIELDS.items():
         current = F.struct(*[F.col(f) for f in fields])
-        previous = F.lag(current).over(series)
-        repeated = F.when(F.col("kind") == kind, previous.eqNullSafe(current)).otherwise(repeated)
+        same_as_previous = F.lag(current).over(series).eqNullSafe(current)
+        same_as_next = F.lead(current).over(series).eqNullSafe(current)
+        inside = F.when(F.col("kind") == kind, same_as_previous & same_as_next).otherwise(inside)
     return (
-        events.withColumn("_repeated", F.coalesce(repeated, F.lit(False)))
+        events.withColumn("_repeated", F.coalesce(inside, F.lit(False)))
         .filter(~F.col("_repeated"))
         .drop("_repeated")
     )
@@ -55,7 +63,19 @@ def compress(events: DataFrame) -> DataFrame:
 def replica_offsets(compressed: DataFrame) -> DataFrame:
     """LEO and HWM change points per replica: a follower's fetch offset is its
     LEO; the HWM in a fetch answer is the answering leader's HWM."""
-    leo = compressed.filter(F.col("kind") == "fetch_request").select(
+    # compress keeps both ends of a run of equal fetches: keep the first only
+    per_follower = Window.partitionBy(
+        "cluster", "topic_key", "partition", "observer", "replica"
+    ).orderBy(*_local_order())
+    fetches = compressed.filter(F.col("kind") == "fetch_request")
+    leo = fetches.withColumn(
+        "_previous", F.lag(F.struct("fetch_offset", "current_leader_epoch")).over(per_follower)
+    ).filter(
+        ~F.coalesce(
+            F.col("_previous").eqNullSafe(F.struct("fetch_offset", "current_leader_epoch")),
+            F.lit(False),
+        )
+    ).select(
         "cluster",
         "topic",
         "topic_id",
@@ -111,11 +131,16 @@ def partition_streams(compressed: DataFrame) -> DataFrame:
 
     Broker registration and fencing are cluster-wide: each partition of the
     cluster gets its own copy, so that one partition's replay is self-contained.
+    So is ``min.insync.replicas`` (a ConfigRecord has no partition): a topic
+    override goes to every partition of that topic, a broker's setting or the
+    cluster default to every partition of the cluster (each replay picks the
+    one its leader applies).
     """
     per_partition = compressed.filter(
         F.col("partition").isNotNull()
         & F.col("topic_key").isNotNull()
         & (F.col("kind") != "topic_record")
+        & (F.col("kind") != MIN_ISR_KIND)
     )
     keys = per_partition.select("cluster", "topic_key", "partition").distinct()
     brokers = (
@@ -123,4 +148,15 @@ def partition_streams(compressed: DataFrame) -> DataFrame:
         .drop("topic_key", "partition")
         .join(keys, "cluster")
     )
-    return per_partition.unionByName(brokers)
+    min_isr = compressed.filter(F.col("kind") == MIN_ISR_KIND).drop("topic_key", "partition")
+    # A partition known only by its topic id gets no topic override (it
+    # cannot be matched by name): its min ISR is then unknown unless set
+    # broker- or cluster-wide.
+    named = (
+        per_partition.filter(F.col("topic").isNotNull())
+        .select("cluster", "topic", "topic_key", "partition")
+        .distinct()
+    )
+    by_topic = min_isr.filter(F.col("topic").isNotNull()).join(named, ["cluster", "topic"])
+    cluster_wide = min_isr.filter(F.col("topic").isNull()).join(keys, "cluster")
+    return per_partition.unionByName(brokers).unionByName(by_topic).unionByName(cluster_wide)

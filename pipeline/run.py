@@ -144,29 +144,51 @@ def _judge_and_publish(
         raise BadInput("no input files found under " + ", ".join(options.paths))
     if all(f["kind"] == "unrecognised" for f in files):
         raise BadInput(
-            "no file of a supported kind (request log, metadata dump, broker log, checkpoint, "
-            "segment dump, bundle) found under " + ", ".join(options.paths)
+            "no file of a supported kind (request log, metadata dump or raw metadata segment, "
+            "broker log, checkpoint, segment dump or raw data segment, znode dump, bundle) "
+            "found under " + ", ".join(options.paths)
         )
 
-    has_metadata = any(f["kind"] == "metadata_dump" for f in files)
-    kinds = ingested.events.groupBy("kind").agg(
+    # The profile is chosen per cluster: one fleet run may hold clusters of
+    # several eras, and each is judged by the rules of its own evidence.
+    clusters = sorted({cluster_of(f["path"], cluster) for f in files})
+    kinds = ingested.events.groupBy("cluster", "kind").agg(
         F.count_if(F.col("elr").isNotNull() | F.col("last_known_elr").isNotNull()).alias("elr"),
         F.count_if(F.col("current_leader_epoch") >= 0).alias("named_epochs"),
     )
-    seen = {r["kind"]: r for r in kinds.collect()}
-    has_elr = has_metadata and any(r["elr"] for r in seen.values())
-    has_leader_epochs = "epoch_checkpoint" in seen or bool(
-        seen.get("fetch_request") and seen["fetch_request"]["named_epochs"]
-    )
-    profile, why = resolve_profile(
-        options.profile, has_metadata, has_elr, "leader_and_isr" in seen, has_leader_epochs
-    )
+    seen: dict[str, dict[str, Any]] = {}
+    for r in kinds.collect():
+        seen.setdefault(r["cluster"], {})[r["kind"]] = r
+    chosen: dict[str, tuple[Profile, str]] = {}
+    for c in sorted(set(clusters) | set(seen)):
+        mine = seen.get(c, {})
+        has_metadata = any(
+            f["kind"] in ("metadata_dump", "metadata_segment")
+            for f in files
+            if cluster_of(f["path"], cluster) == c
+        )
+        has_elr = has_metadata and any(r["elr"] for r in mine.values())
+        has_leader_epochs = "epoch_checkpoint" in mine or bool(
+            mine.get("fetch_request") and mine["fetch_request"]["named_epochs"]
+        )
+        has_zk_controller = "leader_and_isr" in mine or "zk_partition_state" in mine
+        chosen[c] = resolve_profile(
+            options.profile, has_metadata, has_elr, has_zk_controller, has_leader_epochs
+        )
+    distinct = {p for p, _ in chosen.values()}
+    if len(distinct) == 1:
+        profile, why = next(iter(chosen.values()))
+    else:
+        profile, why = Profile.AUTO, "chosen per cluster from each cluster's evidence: see profiles"
     observers: dict[str, set[int]] = {}
     for f in files:
         if f["kind"] == "request_log" and f["observer"] is not None:
             observers.setdefault(cluster_of(f["path"], cluster), set()).add(int(f["observer"]))
     settings = BridgeSettings(
-        profile, options.max_clock_skew_s, {c: frozenset(b) for c, b in observers.items()}
+        profile if profile != Profile.AUTO else Profile.KRAFT,
+        options.max_clock_skew_s,
+        {c: frozenset(b) for c, b in observers.items()},
+        {c: p for c, (p, _) in chosen.items()},
     )
 
     states = saved_state(spark, options.state) if options.state else None
@@ -250,6 +272,7 @@ def _judge_and_publish(
         "cluster": cluster,
         "spark_master": spark.sparkContext.master,
         "profile": {"requested": options.profile.value, "chosen": profile.value, "why": why},
+        "profiles": {c: {"chosen": p.value, "why": w} for c, (p, w) in chosen.items()},
         "max_clock_skew_s": options.max_clock_skew_s,
         "timings_s": timings.seconds,
         "lines_read": sum(f["lines_read"] for f in files),

@@ -447,6 +447,9 @@ class Cluster:
             b.logs.expand_isr(self.now, lg_tp(key), old_isr, new.isr)
         under = len(new.isr) < self.min_isr[key[0]]
         b.logs.isr_updated(self.now, lg_tp(key), new.isr, under, new.partition_epoch)
+        if under and not isinstance(b.logs, lg.ZkBrokerLogs):
+            # only the KRaft-era template (3.6+) prints the marker
+            self.truth.under_min_logged(key, b.id, self.now)
         return True
 
     def elect_unclean(self, key: Key) -> None:

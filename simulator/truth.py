@@ -47,7 +47,8 @@ Rule violations (DESIGN.md's catalogue, docs/findings.md's field table):
   the epoch and the epoch's start offset: replica = the follower, [its log
   end, that larger value); (b) a leader acknowledging ``acks=all`` produces
   (error 0) while the ISR is smaller than min.insync.replicas, more than
-  ``SKEW_MS`` after the record that shrank it: replica = the leader,
+  ``SKEW_MS`` after the record that shrank it or after the leader's own
+  ``(under-min-isr)`` line (same clock, no skew): replica = the leader,
   [lowest, highest + 1) base offset, one per (leader, epoch).
 """
 
@@ -117,6 +118,8 @@ class Truth:
         self.stale_close: dict[tuple[Key, int, int], list[int]] = {}
         # ISR under min ISR since (ms of the record), per partition
         self.under_min_since: dict[Key, int] = {}
+        #: (key, leader) -> when the leader itself logged "(under-min-isr)"
+        self.under_min_marked: dict[tuple[Key, int], int] = {}
         self.under_acks: dict[tuple[Key, int, int], list[int]] = {}
         self.under_close: dict[tuple[Key, int, int], list[int]] = {}
 
@@ -520,8 +523,14 @@ class Truth:
         """A PartitionChangeRecord (or ZK write) set the ISR now in force."""
         if not under_min:
             self.under_min_since.pop(key, None)
+            for k in [k for k in self.under_min_marked if k[0] == key]:
+                del self.under_min_marked[k]
         elif key not in self.under_min_since:
             self.under_min_since[key] = now
+
+    def under_min_logged(self, key: Key, broker: int, now: int) -> None:
+        """The leader logged "ISR updated to ... (under-min-isr)" (3.6+)."""
+        self.under_min_marked.setdefault((key, broker), now)
 
     def acknowledged(
         self, key: Key, broker: int, epoch: int, base: int, acks: int, now: int
@@ -534,7 +543,11 @@ class Truth:
             self._widen(table, (key, broker, epoch), base)
         since = self.under_min_since.get(key)
         if acks == -1 and since is not None:
-            table = self.under_acks if now - since > SKEW_MS else self.under_close
+            # The leader's own "(under-min-isr)" line is on its own clock: an
+            # ack it logged after that line is under min ISR, skew or not.
+            marked = self.under_min_marked.get((key, broker))
+            certain = now - since > SKEW_MS or (marked is not None and marked <= now)
+            table = self.under_acks if certain else self.under_close
             self._widen(table, (key, broker, epoch), base)
 
     def lagging_join(

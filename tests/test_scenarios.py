@@ -24,14 +24,12 @@ from pipeline.run import RunOptions, read_table, run_job
 
 pytestmark = pytest.mark.spark
 
-#: zk-hw scenarios (pre-0.11) are left out: that era wrote no request log, so
-#: the HWM their truth rests on is in no artefact the replay reads, and it
-#: answers "unknown" for them (checked in test_zk_hw_without_request_logs_is_unknown).
-ZK_HW = {"seed000-hw-truncation", "seed000-divergence-hw"}
+#: every named scenario of every era, and the rule scenarios (a zombie leader,
+#: the ISR-rule mutations)
 NAMED = [
     name
-    for name, _ in simulator.list_scenarios(all_eras=True)
-    if name != "random" and name not in ZK_HW
+    for name, _ in simulator.list_scenarios(all_eras=True, rules=True)
+    if name != "random"
 ]
 EXACT = (
     "kind",
@@ -48,8 +46,27 @@ LOOSE = ("kind", "topic", "partition", "leader_epoch", "replica", "offset_start"
 CI_SEEDS = int(os.environ.get("EPOCHTRAIL_CI_SEEDS", "25"))
 
 
+#: rule violations are compared on their severity too (docs/findings.md)
+RULE_KINDS = frozenset({"fencing_violation", "isr_rule_violation"})
+VISIBLE = {
+    "offset_start": "visible_offset_start",
+    "offset_end": "visible_offset_end",
+    "records_lost": "visible_records_lost",
+    "qualifier": "visible_qualifier",
+}
+
+
 def _key(finding: dict[str, Any], fields: tuple[str, ...]) -> tuple[Any, ...]:
-    return tuple(finding.get(f) for f in fields)
+    key = tuple(finding.get(f) for f in fields)
+    if fields == EXACT:
+        key += (finding.get("severity") if finding["kind"] in RULE_KINDS else None,)
+    return key
+
+
+def _as_visible(finding: dict[str, Any]) -> dict[str, Any]:
+    """The finding as a reader of the artefacts must report it: the truth's
+    ``visible_*`` values in place of the real ones (simulator/truth.py)."""
+    return {**finding, **{f: finding.get(v) for f, v in VISIBLE.items()}}
 
 
 def compare(
@@ -57,22 +74,36 @@ def compare(
 ) -> list[str]:
     """Differences between a cluster's truth and our findings (empty = agree).
 
-    A finding the truth calls undecidable may be absent from ours when the
-    evidence cannot show it: a local truncation (the replica's data is still
-    on the leader), anything in a partition whose verdict is ``unknown``
-    (``unknown`` holds the ``topic-partition`` names with that verdict), or in
-    an epoch where the replay reported a ``probable`` finding (it said what it
-    could not fix)."""
+    Findings without an ``undecidable`` note compare exactly. A noted finding
+    whose values rest on a mark the artefacts show differently carries the
+    values the evidence gives (``visible_*``): it compares exactly on those;
+    ``visible_absent`` means the evidence shows no such finding. The few
+    noted findings with neither are compared on what the evidence fixes
+    (kind, topic, partition, epoch, replica, start offset), and may be absent
+    when the evidence cannot show them: a local truncation (the replica's data
+    is still on the leader), anything in a partition whose verdict is
+    ``unknown`` (``unknown`` holds the ``topic-partition`` names with that
+    verdict), or in an epoch where the replay reported a ``probable`` finding
+    (it said what it could not fix)."""
     notes = truth.get("undecidable", [])
-    loose_idx = {n["finding"] for n in notes if n.get("finding") is not None}
+    noted = {n["finding"] for n in notes if n.get("finding") is not None}
+    findings = truth["findings"]
+    visible = {
+        i
+        for i in noted
+        if not findings[i].get("visible_absent") and "visible_offset_start" in findings[i]
+    }
+    absent = {i for i in noted if findings[i].get("visible_absent")}
+    loose_idx = noted - visible - absent
     # A note without a finding: the evidence may show one the truth does not have.
     tolerated = {
         (n["kind"], n["topic"], n["partition"], n["leader_epoch"])
         for n in notes
         if n.get("finding") is None
     }
-    want_exact = {_key(f, EXACT) for i, f in enumerate(truth["findings"]) if i not in loose_idx}
-    want_loose = {_key(f, LOOSE) for i, f in enumerate(truth["findings"]) if i in loose_idx}
+    want_exact = {_key(f, EXACT) for i, f in enumerate(findings) if i not in noted}
+    want_exact |= {_key(_as_visible(findings[i]), EXACT) for i in visible}
+    want_loose = {_key(f, LOOSE) for i, f in enumerate(findings) if i in loose_idx}
     problems = []
     unmatched_loose = set(want_loose)
     # Where the evidence cannot tell whether the leader held what a replica
@@ -89,12 +120,11 @@ def compare(
             problems.append(f"extra {_key(f, EXACT)}")
     problems += [f"missing {k}" for k in sorted(want_exact, key=str)]
     # e.g. a leader elected while down, never serving its epoch: its log end
-    # is on its disk only, in no artefact any reader has; or a committed mark
-    # set by an acks=all batch's record count, which the request log omits.
+    # is on its disk only, in no artefact any reader has.
     in_no_artefact = {
-        _key(truth["findings"][n["finding"]], LOOSE)
+        _key(findings[n["finding"]], LOOSE)
         for n in notes
-        if n.get("finding") is not None
+        if n.get("finding") in loose_idx
         and any(
             "in no artefact" in r or "is not in the request log" in r for r in n.get("reasons", [])
         )
@@ -105,7 +135,7 @@ def compare(
         for f in ours
         if f.get("confidence") == "probable"
     }
-    loose_findings = {_key(f, LOOSE): f for i, f in enumerate(truth["findings"]) if i in loose_idx}
+    loose_findings = {_key(f, LOOSE): f for i, f in enumerate(findings) if i in loose_idx}
     for k in sorted(unmatched_loose, key=str):
         f = loose_findings[k]
         invisible = (
@@ -165,17 +195,3 @@ def test_two_hundred_random_seeds_match_their_truth(spark, tmp_path) -> None:  #
         simulator.simulate("random", root / f"cluster=random-{seed}", seed=seed)
     result = judge_fleet(root, tmp_path / "out")
     assert {c: p for c, p in result.items() if p} == {}
-
-
-def test_zk_hw_without_request_logs_is_unknown(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Before 0.11 the request log carried no offsets: the replay must not call
-    such a partition valid, nor invent the HWM its findings would rest on."""
-    root = tmp_path / "fleet"
-    for name in sorted(ZK_HW):
-        simulator.simulate(name, root / f"cluster={name}", seed=0)
-    run_job(RunOptions(paths=[str(root)], out=str(tmp_path / "out")))
-    verdicts = {
-        (r["cluster"], r["topic"], r["partition"]): r["verdict"]
-        for r in read_table(str(tmp_path / "out"), "partition_verdicts")
-    }
-    assert verdicts == {(name, "seed", 0): "unknown" for name in ZK_HW}
