@@ -68,28 +68,32 @@ def replica_offsets(compressed: DataFrame) -> DataFrame:
         "cluster", "topic_key", "partition", "observer", "replica"
     ).orderBy(*_local_order())
     fetches = compressed.filter(F.col("kind") == "fetch_request")
-    leo = fetches.withColumn(
-        "_previous", F.lag(F.struct("fetch_offset", "current_leader_epoch")).over(per_follower)
-    ).filter(
-        ~F.coalesce(
-            F.col("_previous").eqNullSafe(F.struct("fetch_offset", "current_leader_epoch")),
-            F.lit(False),
+    leo = (
+        fetches.withColumn(
+            "_previous", F.lag(F.struct("fetch_offset", "current_leader_epoch")).over(per_follower)
         )
-    ).select(
-        "cluster",
-        "topic",
-        "topic_id",
-        "partition",
-        "topic_key",
-        F.col("replica"),
-        "observer",
-        "event_time",
-        F.col("current_leader_epoch").alias("leader_epoch"),
-        F.col("fetch_offset").alias("leo"),
-        F.lit(None).cast("long").alias("hwm"),
-        "source_file",
-        "line_no",
-        "seq",
+        .filter(
+            ~F.coalesce(
+                F.col("_previous").eqNullSafe(F.struct("fetch_offset", "current_leader_epoch")),
+                F.lit(False),
+            )
+        )
+        .select(
+            "cluster",
+            "topic",
+            "topic_id",
+            "partition",
+            "topic_key",
+            F.col("replica"),
+            "observer",
+            "event_time",
+            F.col("current_leader_epoch").alias("leader_epoch"),
+            F.col("fetch_offset").alias("leo"),
+            F.lit(None).cast("long").alias("hwm"),
+            "source_file",
+            "line_no",
+            "seq",
+        )
     )
     answers = compressed.filter(
         (F.col("kind") == "fetch_response")

@@ -56,7 +56,7 @@ from simulator.model import (
     ReplicaState,
 )
 from simulator.spec import ZK_ERAS, ProducerSpec, Spec
-from simulator.truth import Key, Truth
+from simulator.truth import SKEW_MS, Key, Truth
 
 PRODUCE_TIMEOUT_MS = 30000
 
@@ -714,6 +714,7 @@ class Cluster:
         rs.log.assign(reg.leader_epoch, rs.log.leo)
         rs.start_offset = rs.log.leo
         rs.exposed_hwm = 0
+        rs.exposed_rises = []
         rs.followers = {
             f: FollowerState(last_caught_up_ms=self.now if f in reg.isr else 0)
             for f in reg.replicas
@@ -983,7 +984,12 @@ class Cluster:
         fs.fetch_offset = offset
         fs.last_fetch_ms = self.now
         fs.last_fetch_leader_leo = rs.log.leo
-        rs.exposed_hwm = max(rs.exposed_hwm, hwm)  # this answer carries it
+        if hwm > rs.exposed_hwm:  # this answer carries it
+            rs.exposed_hwm = hwm
+            rs.exposed_rises.append((self.now, hwm))
+            old = [i for i, (ms, _) in enumerate(rs.exposed_rises) if self.now - ms > SKEW_MS]
+            if len(old) > 1:
+                del rs.exposed_rises[: old[-1]]
         self.maybe_expand_isr(b, key, rs, follower)
         self.maybe_increment_hwm(b, key, rs)
         return art.NONE, hwm, None, runs
@@ -1005,7 +1011,9 @@ class Cluster:
                 follower,
                 epoch,
                 offset,
-                rs.exposed_hwm,
+                # the HWM an answer showed more than the clock-skew allowance
+                # before: a later answer may, by the clocks, follow the change
+                max((v for ms, v in rs.exposed_rises if self.now - ms > SKEW_MS), default=0),
                 rs.start_offset,
                 rs.log.hwm,
             )

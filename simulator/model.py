@@ -212,5 +212,8 @@ class ReplicaState:
     is_leader: bool = False
     start_offset: int = 0  # Leader Epoch Start Offset of the epoch it leads
     exposed_hwm: int = 0  # the highest HWM it put in a fetch answer in that epoch
+    #: when each rise of exposed_hwm happened (ms, value): the latest one older
+    #: than the clock-skew allowance is kept, the ones after it
+    exposed_rises: list[tuple[int, int]] = field(default_factory=list)
     followers: dict[int, FollowerState] = field(default_factory=dict)
     pending: list[Pending] = field(default_factory=list)

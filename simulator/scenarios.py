@@ -329,11 +329,19 @@ def mutation_lagging_isr_join() -> Spec:
     return _spec(
         "mutation-lagging-isr-join",
         "a broker/controller bug: follower 3 stops fetching at 10000 and leaves the ISR at "
-        "20001; it resumes at 30000 and is admitted back at its first fetch (30400) with its "
-        "log end 100, below the HWM 300 the leader had exposed: isr_rule_violation [100, 300)",
+        "20001; it resumes slowly at 30000 (one fetch in 5 s) and is admitted back at its "
+        "first fetch (34400) with its log end 100, below the HWM 320 the leader had shown "
+        "more than 2 s before; it falls out again and is taken back at 350 below 370: "
+        "isr_rule_violation [100, 320) and [350, 370)",
         topics=_orders(),
         producers=[_acks_all()],
-        schedule=[Action(10000, "pause_fetch", (3,)), Action(30000, "resume_fetch", (3,))],
+        schedule=[
+            Action(10000, "pause_fetch", (3,)),
+            # slow when it resumes: its next fetch comes after the skew allowance
+            Action(29000, "slow", (3, 10)),
+            Action(30000, "resume_fetch", (3,)),
+            Action(40000, "slow", (3, 1)),
+        ],
         mutations={"lagging_isr_join": 1.0},
         duration_ms=50000,
     )

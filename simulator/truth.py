@@ -44,7 +44,8 @@ Rule violations (DESIGN.md's catalogue, docs/findings.md's field table):
   share one clock (no per-broker offset is modelled).
 * ``isr_rule_violation``: (a) a follower admitted to the ISR with its log end
   (last fetch offset) below the larger of the HWM its leader had exposed in
-  the epoch and the epoch's start offset: replica = the follower, [its log
+  the epoch more than ``SKEW_MS`` before (a later answer may, by the clocks,
+  follow the change) and the epoch's start offset: replica = the follower, [its log
   end, that larger value); (b) a leader acknowledging ``acks=all`` produces
   (error 0) while the ISR is smaller than min.insync.replicas, more than
   ``SKEW_MS`` after the record that shrank it or after the leader's own

@@ -82,8 +82,12 @@ def topic_record(name: str) -> bytes:
     return frame(2, 0, cstr(name) + TOPIC_UUID.bytes + tags({}))
 
 
-def partition_record(version: int = 0, state: int = 0, elr: list[int] | None = None,
-                     last_known_elr: list[int] | None = None) -> bytes:
+def partition_record(
+    version: int = 0,
+    state: int = 0,
+    elr: list[int] | None = None,
+    last_known_elr: list[int] | None = None,
+) -> bytes:
     body = struct.pack(">i", 0) + TOPIC_UUID.bytes + ints([1, 2, 3]) + ints([1, 2])
     body += ints([]) + ints([]) + struct.pack(">iii", 1, 4, 9)
     if version >= 1:
@@ -153,8 +157,13 @@ def remove_topic() -> bytes:
     return frame(9, 0, TOPIC_UUID.bytes + tags({}))
 
 
-def record(offset_delta: int, value: bytes | None, ts_delta: int = 0, key: bytes | None = None,
-           headers: tuple[tuple[bytes, bytes], ...] = ()) -> bytes:
+def record(
+    offset_delta: int,
+    value: bytes | None,
+    ts_delta: int = 0,
+    key: bytes | None = None,
+    headers: tuple[tuple[bytes, bytes], ...] = (),
+) -> bytes:
     body = b"\x00" + varint(ts_delta) + varint(offset_delta)
     body += varint(-1) if key is None else varint(len(key)) + key
     body += varint(-1) if value is None else varint(len(value)) + value
@@ -167,9 +176,16 @@ def record(offset_delta: int, value: bytes | None, ts_delta: int = 0, key: bytes
 BASE_TS = 1714550000000
 
 
-def batch(base_offset: int, values: list[bytes | None], epoch: int = 1, control: bool = False,
-          codec: int = 0, base_ts: int = BASE_TS, bad_crc: bool = False,
-          producer: tuple[int, int, int] = (-1, -1, -1)) -> bytes:
+def batch(
+    base_offset: int,
+    values: list[bytes | None],
+    epoch: int = 1,
+    control: bool = False,
+    codec: int = 0,
+    base_ts: int = BASE_TS,
+    bad_crc: bool = False,
+    producer: tuple[int, int, int] = (-1, -1, -1),
+) -> bytes:
     """A magic v2 batch of records at consecutive offsets, ts base_ts + i."""
     recs = b"".join(record(i, v, ts_delta=i) for i, v in enumerate(values))
     if codec == 1:
@@ -511,9 +527,11 @@ def test_decode_speed_of_a_100_mb_data_segment(tmp_path: Path) -> None:
 
 # --- through Spark ------------------------------------------------------------------
 
+
 #: (binary value, the JSON payload kafka-dump-log prints for it), per record.
-def _pr_json(version: int, state: int = 0, elr: list[int] | None = None,
-             lke: list[int] | None = None) -> str:
+def _pr_json(
+    version: int, state: int = 0, elr: list[int] | None = None, lke: list[int] | None = None
+) -> str:
     d: dict[str, Any] = {"partitionId": 0, "topicId": TOPIC_ID, "replicas": [1, 2, 3],
                          "isr": [1, 2], "removingReplicas": [], "addingReplicas": [],
                          "leader": 1}  # fmt: skip
@@ -653,7 +671,8 @@ def ingested(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     (eq / "text").mkdir()
     (eq / "text" / "segment.txt").write_text(
         "Dumping /d/__cluster_metadata-0/00000000000000000010.log\nLog starting offset: 10\n"
-        + "\n".join(_dump_lines(records, 10, 4)) + "\n"
+        + "\n".join(_dump_lines(records, 10, 4))
+        + "\n"
     )
     (eq / "text" / "snapshot.txt").write_text(
         "Dumping /d/__cluster_metadata-0/00000000000000000200-0000000004.checkpoint\n"
@@ -785,16 +804,18 @@ def test_binary_events_equal_the_text_dump_events(ingested: dict[str, Any]) -> N
                       key=lambda e: e["seq"])  # fmt: skip
         return [{k: v for k, v in e.items() if k not in skip} for e in rows]
 
-    binary_log, text_log = of("/eq/bin/__cluster_metadata-0/00000000000000000010.log"), of(
-        "/eq/text/segment.txt"
+    binary_log, text_log = (
+        of("/eq/bin/__cluster_metadata-0/00000000000000000010.log"),
+        of("/eq/text/segment.txt"),
     )
     assert len(binary_log) == ingested["records"] - 1  # all but the RemoveTopicRecord
     assert binary_log == text_log
     # offset 21 is the RemoveTopicRecord (index 11 of the records)
     offsets = [o for o in range(10, 10 + ingested["records"]) if o != 21]
     assert [e["metadata_offset"] for e in binary_log] == offsets
-    binary_snap, text_snap = of("/eq/bin/00000000000000000200-0000000004.checkpoint"), of(
-        "/eq/text/snapshot.txt"
+    binary_snap, text_snap = (
+        of("/eq/bin/00000000000000000200-0000000004.checkpoint"),
+        of("/eq/text/snapshot.txt"),
     )
     assert binary_snap == text_snap
     assert {e["metadata_offset"] for e in binary_snap} == {199}

@@ -76,9 +76,7 @@ def result(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
     (root / "controller" / "metadata.txt").write_text("\n".join(DUMP) + "\n")
     r = ingest(spark, [str(root)], cluster="kraft-1")
     streams = partition_streams(compress(with_topic_key(r.events)))
-    routed = streams.filter("kind = 'min_isr_config'").select(
-        "topic_key", "partition", "line_no"
-    )
+    routed = streams.filter("kind = 'min_isr_config'").select("topic_key", "partition", "line_no")
     return {
         "events": sorted(
             (row.asDict() for row in r.events.filter("kind = 'min_isr_config'").collect()),

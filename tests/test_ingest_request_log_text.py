@@ -83,24 +83,45 @@ TAIL_0_8 = (
 )
 
 
-def h1(ts: str, api: str, version: int, client_id: str, request: Any, response: Any,
-       tail: str = TAIL_2_7, level: str = "DEBUG") -> str:
+def h1(
+    ts: str,
+    api: str,
+    version: int,
+    client_id: str,
+    request: Any,
+    response: Any,
+    tail: str = TAIL_2_7,
+    level: str = "DEBUG",
+) -> str:
     """1.0-2.7: ``RequestHeader(...) -- {request},response:{response}``."""
     return (f"[{ts}] {level} Completed request:RequestHeader(apiKey={api}, apiVersion={version}, "
             f"clientId={client_id}, correlationId=4711) -- {render(request)},response:"
             f"{render(response)}{tail}{LOGGER}")  # fmt: skip
 
 
-def h0(ts: str, api_key: int, version: int, client_id: str, request: Any,
-       tail: str = TAIL_0_11, level: str = "DEBUG") -> str:
+def h0(
+    ts: str,
+    api_key: int,
+    version: int,
+    client_id: str,
+    request: Any,
+    tail: str = TAIL_0_11,
+    level: str = "DEBUG",
+) -> str:
     """0.9-0.11: the header is a Struct; no response."""
     header = render({"api_key": api_key, "api_version": version, "correlation_id": 4711,
                      "client_id": client_id})  # fmt: skip
     return f"[{ts}] {level} Completed request:{header} -- {render(request)}{tail}{LOGGER}"
 
 
-def scala_fetch(ts: str, version: int, replica: int, info: list[tuple[str, int, int]] | None,
-                tail: str = TAIL_0_10, max_bytes: bool = False) -> str:
+def scala_fetch(
+    ts: str,
+    version: int,
+    replica: int,
+    info: list[tuple[str, int, int]] | None,
+    tail: str = TAIL_0_10,
+    max_bytes: bool = False,
+) -> str:
     """0.8.2-0.10.1 ``kafka.api.FetchRequest.describe``; ``info`` (the TRACE
     details) as ``(topic, partition, offset)``."""
     desc = (f"Name: FetchRequest; Version: {version}; CorrelationId: 4711; "
@@ -500,8 +521,15 @@ def test_cut_anywhere(spark: Any, tmp_path: Path) -> None:
     marker = full.index("Completed request:") + len("Completed request:")
     header_end = full.index(" -- ") + len(" -- ")
     tail = full.index(" from connection ") + len(" from connection ")
-    cuts = [marker - 3, marker + 10, header_end - 1, header_end + 5,
-            full.index("fetch_offset=1700") + 15, full.index(",response:") + 12, tail + 3]
+    cuts = [
+        marker - 3,
+        marker + 10,
+        header_end - 1,
+        header_end + 5,
+        full.index("fetch_offset=1700") + 15,
+        full.index(",response:") + 12,
+        tail + 3,
+    ]
     lines = [full] + [full[:c] for c in cuts]
     (tmp_path / "broker-7").mkdir()
     (tmp_path / "broker-7" / "kafka-request.log").write_text("\n".join(lines) + "\n")
@@ -543,8 +571,12 @@ TEXT_REASONS = {
 }
 
 
-@settings(max_examples=2, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=2,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(lines=st.tuples(*[mutated(line) for line in VALID_TEXT]),
        eol=st.sampled_from([b"\n", b"\r\n"]))  # fmt: skip
 def test_mutated_text_lines_never_crash_and_account_exactly(

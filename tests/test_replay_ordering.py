@@ -38,9 +38,7 @@ def truncation_after_exposure(seconds: float) -> tuple[Story, Source]:
     assert exposed_at is not None
     s.events.append(
         LogTruncated(
-            Origin(
-                Source(FOLLOWER_LOG, 12), exposed_at + timedelta(seconds=seconds), 2, None, 120
-            ),
+            Origin(Source(FOLLOWER_LOG, 12), exposed_at + timedelta(seconds=seconds), 2, None, 120),
             broker=2,
             to_offset=100,
         )

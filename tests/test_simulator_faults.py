@@ -170,24 +170,33 @@ def test_fencing_rule_in_the_truth_alone() -> None:
 def test_lagging_isr_join_truth_exactly(tmp_path: Path) -> None:
     truth, cluster = run("mutation-lagging-isr-join", tmp_path, check=True)
     assert cluster.violations == []
-    assert truth["findings"] == [F("isr_rule_violation", 0, 3, 100, 300)]
+    # slow after resuming, 3 is taken back at 100 and, after leaving again,
+    # at 350: each time below the HWM shown beyond the skew allowance before
+    assert truth["findings"] == [
+        F("isr_rule_violation", 0, 3, 100, 320),
+        F("isr_rule_violation", 0, 3, 350, 370),
+    ]
     assert "undecidable" not in truth and "disputed" not in truth
     assert truth["params"]["mutations"] == {"lagging_isr_join": 1.0}
-    # the artefacts: 3 is taken back into the ISR when its fetch offset is 100, while
-    # leader 1 had answered fetches with the HWM 300
+    # the artefacts: each record taking 3 back into the ISR, 3's fetch offset then,
+    # and the highest HWM leader 1 answered more than SKEW_MS before it
     isr = [(ms, d["isr"]) for ms, d in changes(tmp_path) if "isr" in d]
-    assert [i for _, i in isr] == [[1, 2], [1, 2, 3]]
-    joined = isr[1][0]
-    fetch_offset = hwm = None
-    for ms, body in requests(tmp_path, 1):
-        if body["requestHeader"]["requestApiKeyName"] != "FETCH" or ms > joined:
-            continue
-        for topic in body["response"]["responses"]:
-            for part in topic["partitions"]:
-                hwm = max(hwm or 0, part["highWatermark"])
-        if ms == joined and body["request"]["replicaId"] == 3:
-            fetch_offset = body["request"]["topics"][0]["partitions"][0]["fetchOffset"]
-    assert (fetch_offset, hwm) == (100, 300)
+    pairs = zip(isr[1:], isr[:-1], strict=True)
+    joins = [ms for (ms, i), (_, before) in pairs if 3 in i and 3 not in before]
+    seen = []
+    for joined in joins:
+        fetch_offset = hwm = None
+        for ms, body in requests(tmp_path, 1):
+            if body["requestHeader"]["requestApiKeyName"] != "FETCH" or ms > joined:
+                continue
+            if ms < joined - SKEW_MS:
+                for topic in body["response"]["responses"]:
+                    for part in topic["partitions"]:
+                        hwm = max(hwm or 0, part["highWatermark"])
+            if ms == joined and body["request"]["replicaId"] == 3:
+                fetch_offset = body["request"]["topics"][0]["partitions"][0]["fetchOffset"]
+        seen.append((fetch_offset, hwm))
+    assert seen == [(100, 320), (350, 370)]
 
 
 def test_without_the_mutation_the_follower_joins_caught_up(tmp_path: Path) -> None:

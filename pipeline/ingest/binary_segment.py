@@ -265,9 +265,7 @@ def decode(
         )
         reads.append(read)
         source_file = lines_.member_path(F.col("_metadata.file_path"), bundles)
-        parts.append(
-            read.select(source_file.alias("source_file"), *columns)
-        )
+        parts.append(read.select(source_file.alias("source_file"), *columns))
     if not parts:
         raise ValueError("no binary file to decode")
     inputs = parts[0]

@@ -415,9 +415,7 @@ def _text_parts(r: Column, form: Column, header: Column, positions: Column) -> C
         F.when(has_response, between(r, response_at + len(",response:"), tail_at)).alias(
             "response"
         ),
-        F.when(form == TEXT_H1, F.when(has_response, tail_at))
-        .otherwise(tail_at)
-        .alias("tail_at"),
+        F.when(form == TEXT_H1, F.when(has_response, tail_at)).otherwise(tail_at).alias("tail_at"),
     )
 
 
@@ -863,9 +861,9 @@ def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
     )
     staged = staged.select(
         "*",
-        F.when(
-            is_text, _text_header(r, F.col("rl_text_form"), F.col("rl_theader_match"))
-        ).alias("rl_theader"),
+        F.when(is_text, _text_header(r, F.col("rl_text_form"), F.col("rl_theader_match"))).alias(
+            "rl_theader"
+        ),
     )
     staged = staged.select(
         "*",
@@ -887,9 +885,7 @@ def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
         "*",
         F.when(
             is_text,
-            _text_parts(
-                r, F.col("rl_text_form"), F.col("rl_theader"), F.col("rl_tpositions")
-            ),
+            _text_parts(r, F.col("rl_text_form"), F.col("rl_theader"), F.col("rl_tpositions")),
         ).alias("rl_tparts"),
     )
     staged = staged.select(
@@ -1238,9 +1234,7 @@ def _alter_partition_bad_lists() -> Column:
     in_request = F.exists(
         request["topics"], lambda t: F.exists(t["partitions"], has_null("newIsr"))
     )
-    in_response = F.exists(
-        response["topics"], lambda t: F.exists(t["partitions"], has_null("isr"))
-    )
+    in_response = F.exists(response["topics"], lambda t: F.exists(t["partitions"], has_null("isr")))
     return F.coalesce(in_request, F.lit(False)) | F.coalesce(in_response, F.lit(False))
 
 
