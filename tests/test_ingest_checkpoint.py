@@ -25,8 +25,12 @@ FILES = {
     "broker-1/data/orders-0/partition.metadata": f"version: 0\ntopic_id: {ORDERS}",  # no final \n
     # count says 3, two entries: Kafka rejects the file
     "broker-1/data/replication-offset-checkpoint": "0\n3\norders 0 3200\norders 1 2987\n",
-    # recognised, ignored by rule for now
+    # validated, then ignored by rule (the replay uses none of these offsets)
     "broker-1/data/recovery-point-offset-checkpoint": "0\n2\norders 0 3200\norders 1 2987\n",
+    # a partition that is not an int: Kafka rejects the whole file
+    "broker-1/data/log-start-offset-checkpoint": "0\n1\norders x 0\n",
+    # a version Kafka does not know
+    "broker-2/data/cleaner-offset-checkpoint": "1\n0\n",
     "broker-2/data/replication-offset-checkpoint": "0\n2\norders 0 3100\nmy-app-events 2 90\n",
     "broker-2/data/orders-0/partition.metadata": f"version: 0\ntopic_id: {ZERO}",
     "broker-2/data/orders-1/leader-epoch-checkpoint": "1\n1\n0 0\n",
@@ -95,6 +99,8 @@ def test_accounting_per_file(result: dict[str, Any]) -> None:
         "broker-1/data/orders-0/partition.metadata": ("checkpoint", 1, 2, 1, 1, 0),
         "broker-1/data/replication-offset-checkpoint": ("checkpoint", 1, 4, 0, 0, 4),
         "broker-1/data/recovery-point-offset-checkpoint": ("checkpoint", 1, 4, 0, 4, 0),
+        "broker-1/data/log-start-offset-checkpoint": ("checkpoint", 1, 3, 0, 0, 3),
+        "broker-2/data/cleaner-offset-checkpoint": ("checkpoint", 2, 2, 0, 0, 2),
         "broker-2/data/replication-offset-checkpoint": ("checkpoint", 2, 4, 2, 2, 0),
         "broker-2/data/orders-0/partition.metadata": ("checkpoint", 2, 2, 0, 0, 2),
         "broker-2/data/orders-1/leader-epoch-checkpoint": ("checkpoint", 2, 3, 0, 0, 3),
@@ -154,9 +160,15 @@ def test_quarantine_with_kafka_reasons(result: dict[str, Any]) -> None:
     version = f"Unrecognised version:1, expected version: 0 in checkpoint file at: {loc(v1)}"
     malformed = f"Malformed line in checkpoint file [{loc(bad)}]: 3"
     zero = f"Invalid topic ID in partition metadata file ({loc(pm)})"
+    lso = "broker-1/data/log-start-offset-checkpoint"
+    cleaner = "broker-2/data/cleaner-offset-checkpoint"
+    lso_bad = f"Malformed line in checkpoint file [{loc(lso)}]: orders x 0"
+    cleaner_v1 = f"Unrecognised version:1, expected version: 0 in checkpoint file at: {loc(cleaner)}"
     assert got == [
+        (lso, 1, lso_bad, "0"), (lso, 2, lso_bad, "1"), (lso, 3, lso_bad, "orders x 0"),
         (roc, 1, count, "0"), (roc, 2, count, "3"), (roc, 3, count, "orders 0 3200"),
         (roc, 4, count, "orders 1 2987"),
+        (cleaner, 1, cleaner_v1, "1"), (cleaner, 2, cleaner_v1, "0"),
         (pm, 1, zero, "version: 0"), (pm, 2, zero, f"topic_id: {ZERO}"),
         (v1, 1, version, "1"), (v1, 2, version, "1"), (v1, 3, version, "0 0"),
         (bad, 1, malformed, "0"), (bad, 2, malformed, "2"), (bad, 3, malformed, "0 0"),

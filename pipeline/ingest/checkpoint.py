@@ -20,7 +20,9 @@ entry is parsed.
 * ``replication-offset-checkpoint`` (a log dir): ``<topic> <partition> <hw>``
   -> ``hwm_checkpoint``;
 * ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint``,
-  ``cleaner-offset-checkpoint``: recognised, every line ignored by rule (for now);
+  ``cleaner-offset-checkpoint`` (a log dir, ``<topic> <partition> <offset>``):
+  validated like the others and quarantined the same way; a good file's
+  lines are ignored by rule (the replay uses none of these offsets yet);
 * ``partition.metadata`` (``version: 0`` / ``topic_id: <id>``, exactly two
   lines, ``PartitionMetadataReadBuffer``): a ``topic_record`` (topic from the
   folder name), which also feeds the topic-name join; ZERO_UUID is rejected
@@ -50,7 +52,7 @@ KIND = "checkpoint"
 LEADER_EPOCH = "leader-epoch-checkpoint"
 REPLICATION_OFFSET = "replication-offset-checkpoint"
 PARTITION_METADATA = "partition.metadata"
-#: Recognised, not read yet: every line ignored by rule.
+#: Validated, not used yet: a good file's lines are ignored by rule.
 IGNORED = ("recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
            "cleaner-offset-checkpoint")  # fmt: skip
 READ = (LEADER_EPOCH, REPLICATION_OFFSET, PARTITION_METADATA)
@@ -79,7 +81,7 @@ def name_of(source_file: Column) -> Column:
 
 def block_aggregates(value: Column, row_id: Column, source_file: Column) -> dict[str, Column]:
     """Per block of a checkpoint-named file: its first line (the content test
-    of :func:`is_checkpoint`) and, for the files we read, every line."""
+    of :func:`is_checkpoint`) and every line (these files are small)."""
     name = name_of(source_file)
     line = F.struct(
         row_id.alias("row_id"),
@@ -88,7 +90,7 @@ def block_aggregates(value: Column, row_id: Column, source_file: Column) -> dict
     )
     return {
         "cp_first_line": F.min_by(F.when(name.isNotNull(), F.substring(value, 1, 64)), row_id),
-        "cp_lines": F.collect_list(F.when(name.isin(*READ), line)),
+        "cp_lines": F.collect_list(F.when(name.isNotNull(), line)),
     }
 
 
@@ -289,7 +291,9 @@ def outcomes(offsets: DataFrame) -> DataFrame:
     # partition.metadata: the topic_id line (2) is the record; others (1) header.
     is_record = F.when(name_c == PARTITION_METADATA, F.col("l.line_no") == 2).otherwise(~header)
     # null (no row) for the header lines of a good file: ignored by rule.
-    rows = F.when(reason_c.isNotNull(), quarantined(reason_c, text)).when(is_record, F.array(entry))
+    rows = F.when(reason_c.isNotNull(), quarantined(reason_c, text)).when(
+        is_record & name_c.isin(*READ), F.array(entry)
+    )
     exploded = per_line.select(
         "source_file",
         F.col("l.line_no").alias("line_no"),
