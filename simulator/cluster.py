@@ -217,21 +217,9 @@ class Cluster:
             diff = lg.registration_diff(reg, new)
             self.clog.unclean_change(self.now, key[0], key[1], topic_id, diff)
         if leader != NO_LEADER_CHANGE:
-            if new.leader_epoch <= self.leader_epochs_seen.get(key, -1):
-                self.violations.append(f"leader epoch of {key} did not increase")
-            self.leader_epochs_seen[key] = new.leader_epoch
-            x = self.brokers[leader].replicas[key].log.leo if leader >= 0 else 0
-            alive = leader >= 0 and self.brokers[leader].reachable
             # an ELR election is clean (docs/findings.md): the previous ELR counts
-            self.truth.epoch_began(
-                key,
-                new.leader_epoch,
-                leader,
-                x,
-                reg.isr + (reg.elr or []),
-                recovery == 1,
-                leader_alive=alive,
-                now=self.now,
+            self._epoch_began(
+                key, new.leader_epoch, leader, reg.isr + (reg.elr or []), recovery == 1
             )
         self.regs[key] = new
         self._isr_in_force(key)
@@ -452,6 +440,20 @@ class Cluster:
             self.truth.under_min_logged(key, b.id, self.now)
         return True
 
+    def _epoch_began(
+        self, key: Key, epoch: int, leader: int, members: list[int], recovering: bool
+    ) -> None:
+        """A new leader epoch is in force: check it grew, and tell the truth
+        (the leader's log end, and whether it was among ``members``)."""
+        if epoch <= self.leader_epochs_seen.get(key, -1):
+            self.violations.append(f"leader epoch of {key} did not increase")
+        self.leader_epochs_seen[key] = epoch
+        x = self.brokers[leader].replicas[key].log.leo if leader >= 0 else 0
+        alive = leader >= 0 and self.brokers[leader].reachable
+        self.truth.epoch_began(
+            key, epoch, leader, x, members, recovering, leader_alive=alive, now=self.now
+        )
+
     def elect_unclean(self, key: Key) -> None:
         """ElectLeaders(UNCLEAN) (kafka-leader-election --election-type unclean)."""
         reg = self.regs[key]
@@ -522,22 +524,8 @@ class Cluster:
         )
         self._zk_line(key, from_state, new)
         if bump:
-            if new.leader_epoch <= self.leader_epochs_seen.get(key, -1):
-                self.violations.append(f"leader epoch of {key} did not increase")
-            self.leader_epochs_seen[key] = new.leader_epoch
-            x = self.brokers[new_leader].replicas[key].log.leo if new_leader >= 0 else 0
-            alive = new_leader >= 0 and self.brokers[new_leader].reachable
             # unclean when the leader was not in the previous ISR (docs/findings.md)
-            self.truth.epoch_began(
-                key,
-                new.leader_epoch,
-                new_leader,
-                x,
-                reg.isr,
-                False,
-                leader_alive=alive,
-                now=self.now,
-            )
+            self._epoch_began(key, new.leader_epoch, new_leader, reg.isr, False)
         self.regs[key] = new
         self._isr_in_force(key)
         if key not in changed:
