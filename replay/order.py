@@ -65,6 +65,9 @@ LEADER_ACTS = (ProduceAck, FetchAnswer, FollowerFetch, EpochAnswer)
 MAX_JUMP = 64
 #: extra folds allowed per event for the alternative orders, all together
 FOLD_BUDGET = 16
+#: events an alternative order is followed after it rejoined the given one
+#: before both are judged where they stand (``order_dependences``)
+HORIZON = 256
 
 
 def named_epoch(event: Event) -> int | None:
@@ -373,10 +376,15 @@ def order_dependences(
 
     One pass: an alternative starts from the given history at its place,
     folds the moved event first, then the events it passed, and from there
-    follows the given order; as soon as it is ``alike`` the given history
-    it is dropped (nothing it could change is left). Only alternatives that never
-    catch up are judged at the end. Memory follows the alternatives alive at
-    once; the extra folds are at most ``FOLD_BUDGET`` times the events."""
+    follows the given order. As soon as it is ``alike`` the given history it
+    is dropped: nothing it could change is left. One still different
+    ``HORIZON`` events after it rejoined the given order has played out: both
+    are judged there and it is dropped (most differences of order are facts
+    recorded once, such as which ISR a fetch answer saw, and never fade).
+    Those alive at the end are judged there. Memory follows the alternatives
+    alive at once; the extra folds are at most ``FOLD_BUDGET`` times the
+    events: past that, the alive ones are judged where they stand, no new
+    one starts, and the given order is folded to its end."""
     moves = alternative_places(placements, max_clock_skew_s) if placements else []
     truncated = any(len(places) > MAX_JUMP for _, places in moves)
     starts: dict[int, list[tuple[int, int]]] = {}
@@ -386,39 +394,50 @@ def order_dependences(
     budget = FOLD_BUDGET * len(events) + 1000
     # live alternatives: (place, moved event, history so far)
     alive: list[tuple[int, int, S]] = []
+    # judged alternatives: (place, moved event, given judgements, theirs)
+    judged: list[tuple[int, int, Mapping[object, str], Mapping[object, str]]] = []
     state = initial
     for k, event in enumerate(events):
-        for i, j in starts.get(k, ()):
-            alive.append((i, j, fold(state, events[j])))
-            budget -= 1
+        if budget >= 0:
+            for i, j in starts.get(k, ()):
+                alive.append((i, j, fold(state, events[j])))
+                budget -= 1
         state = fold(state, event)
+        if not alive:
+            continue
         still: list[tuple[int, int, S]] = []
+        played_out: list[tuple[int, int, S]] = []
         for i, j, other in alive:
             if k != j:  # the moved event was folded first
                 other = fold(other, event)
                 budget -= 1
             if k >= j and alike(other, state):
                 continue
-            still.append((i, j, other))
+            if k >= j + HORIZON:
+                played_out.append((i, j, other))
+            else:
+                still.append((i, j, other))
+        if budget < 0 and still:
+            truncated = True
+            played_out.extend(still)
+            still = []
+        if played_out:
+            given_now = judge(state)
+            judged.extend((i, j, given_now, judge(other)) for i, j, other in played_out)
         alive = still
-        if budget < 0:
-            return state, (), True
-    if not alive:
-        return state, (), truncated
-    given = judge(state)
+    if alive:
+        given = judge(state)
+        judged.extend((i, j, given, judge(other)) for i, j, other in alive)
     found: dict[int, OrderDependence] = {}
     # nearest place first, one dependence per moved event
-    for i, j, other in sorted(alive, key=lambda a: (a[1], -a[0])):
-        if j in found:
-            continue
-        judged = judge(other)
-        if judged.keys() == given.keys():
+    for i, j, given, theirs in sorted(judged, key=lambda a: (a[1], -a[0])):
+        if j in found or theirs.keys() == given.keys():
             continue
         found[j] = OrderDependence(
             passed=events[i].origin.source,
             moved=events[j].origin.source,
-            only_given=tuple(v for key, v in given.items() if key not in judged),
-            only_other=tuple(v for key, v in judged.items() if key not in given),
-            dropped=frozenset(key for key in given if key not in judged),
+            only_given=tuple(v for key, v in given.items() if key not in theirs),
+            only_other=tuple(v for key, v in theirs.items() if key not in given),
+            dropped=frozenset(key for key in given if key not in theirs),
         )
     return state, tuple(found.values()), truncated

@@ -16,7 +16,7 @@ once, where it happened.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
 from replay.findings import (
@@ -37,6 +37,7 @@ from replay.state import (
     ReplayContext,
     Truncation,
     UnderMinIsr,
+    replace,
 )
 from replay.types import NO_LEADER, Confidence, ElectionKind, Profile, Scope, Source
 

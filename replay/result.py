@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 from datetime import datetime
 
 from replay.findings import Finding
 from replay.order import FOLD_BUDGET, MAX_JUMP, OrderDependence
-from replay.state import EpochView, History
+from replay.state import EpochView, History, replace
 from replay.types import PartitionKey, Profile, Verdict
 
 
@@ -62,6 +62,10 @@ def judgement_key(finding: Finding) -> tuple[object, ...]:
     )
 
 
+#: kind, leader epoch, replica, offset_start: what a finding is, not how far
+STEM = 4
+
+
 def describe(finding: Finding) -> str:
     lo = "?" if finding.offset_start is None else finding.offset_start
     hi = "?" if finding.offset_end is None else finding.offset_end
@@ -82,9 +86,12 @@ def settle_order(
     """Keep only the findings every tried order makes; the others, and any
     finding another order would make, become reasons the verdict is not
     ``valid`` (DESIGN.md "Ordering": never a finding stated as fact)."""
-    dropped = frozenset(k for d in dependences for k in d.dropped)
-    kept = tuple(f for f in findings if judgement_key(f) not in dropped)
-    gone = {f.anomaly_id for f in findings if judgement_key(f) in dropped}
+    # a dependence judged before the end (order.HORIZON) names the finding as
+    # it stood then; its later growth is the same finding: matched on what it
+    # is and where it starts
+    dropped = frozenset(k[:STEM] for d in dependences for k in d.dropped)
+    kept = tuple(f for f in findings if judgement_key(f)[:STEM] not in dropped)
+    gone = {f.anomaly_id for f in findings if judgement_key(f)[:STEM] in dropped}
     if gone:
         kept = tuple(
             replace(f, caused_by=tuple(c for c in f.caused_by if c not in gone)) for f in kept
@@ -106,13 +113,25 @@ def settle_order(
 SKEW_JUDGED = ("isr_changes", "expansions", "fences", "stale", "under_min_isr", "under_min_marks")
 
 
+#: History fields whose order of entries no judgement reads (each entry is
+#: judged on its own): two orders that differ only in them are alike
+UNORDERED = ("gaps", "last_seen")
+_COMPARED = tuple(
+    f.name for f in fields(History) if f.name not in SKEW_JUDGED and f.name not in UNORDERED
+)
+
+
 def alike_for_order(a: History, b: History) -> bool:
     """Two histories folded in different orders that no other judgement can
-    tell apart (``order_dependences``)."""
-    if a == b:
-        return True
-    present = [f for f in SKEW_JUDGED if hasattr(a, f)]
-    if not present:
-        return False
-    blank = {f: () for f in present}
-    return replace(a, **blank) == replace(b, **blank)  # type: ignore[arg-type]
+    tell apart (``order_dependences``). Field by field, shared values by
+    identity first: the alternatives share most of their history with the
+    given order, and this runs once per alternative per event."""
+    for name in _COMPARED:
+        x, y = getattr(a, name), getattr(b, name)
+        if x is not y and x != y:
+            return False
+    return all(
+        set(getattr(a, name)) == set(getattr(b, name))
+        for name in UNORDERED
+        if getattr(a, name) is not getattr(b, name)
+    )

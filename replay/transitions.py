@@ -9,7 +9,6 @@ pinned only by a later divergence answer).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from typing import assert_never
 
@@ -35,6 +34,7 @@ from replay.state import (
     StaleLeadership,
     Truncation,
     UnderMinIsr,
+    replace,
 )
 from replay.types import (
     NO_LEADER,

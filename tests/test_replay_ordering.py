@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from replay import ReplayContext, replay_partition
-from replay.order import FOLD_BUDGET, MAX_JUMP, alternative_places, order_events
+from replay import ReplayContext, order, replay_partition
+from replay.order import FOLD_BUDGET, HORIZON, MAX_JUMP, alternative_places, order_events
 from replay.types import (
     BecomeFollower,
     Confidence,
@@ -198,3 +198,48 @@ def test_moves_stop_at_an_event_certainly_earlier_and_at_the_cap() -> None:
         "folds per event pay for): a judgement may rest on one",
     )
     assert (ordered.events[last].origin.time or T0) >= T0
+
+
+def _long_tail(s: Story, fetches: int) -> Story:
+    """Follower 3 keeps fetching at the log end, 1 s apart, well after the
+    two lines whose order is open: nothing more to judge."""
+    s.tick(5)
+    for _ in range(fetches):
+        s.fetch(1, 3, 110, epoch=0, last_fetched=0, hwm=110)
+        s.tick(1)
+    return s
+
+
+def test_an_order_still_different_long_after_is_judged_where_it_has_played_out() -> None:
+    """The alternative order never catches up with the given one (one
+    records a truncation below the HWM, the other not), so it is judged
+    HORIZON events after it rejoined the given order, not carried to the end:
+    the same dependence, the same unknown verdict."""
+    s = _long_tail(truncation_after_exposure(0.5)[0], HORIZON + 50)
+
+    result = replay_partition(s.events, CTX)
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    assert result.coverage.order_dependent == 1
+    assert result.coverage.events == len(s.events)
+
+
+def test_past_the_fold_budget_the_given_order_is_still_folded_to_its_end(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """When the alternatives have used their budget, the ones alive are
+    judged where they stand and no new one starts; the given order goes on
+    to the last event (every later line still counts), and the verdict says
+    not every order was tried."""
+    monkeypatch.setattr(order, "HORIZON", 10**9)  # keep the alternative alive
+    monkeypatch.setattr(order, "FOLD_BUDGET", 0)  # 1000 extra folds in all
+    s = _long_tail(truncation_after_exposure(0.5)[0], 1200)
+    last = s.events[-1].origin.time
+
+    result = replay_partition(s.events, CTX)
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    assert result.coverage.order_dependent == 1
+    assert result.coverage.events == len(s.events)
+    assert result.coverage.last_time == last
+    assert result.coverage.gaps[-1].startswith("not every order the 2 s skew allowance")
