@@ -593,7 +593,9 @@ def _isr_expansions(
                 (f for f in after if _beyond(f.at, x.at, skew)),
                 key=lambda f: (f.at, f.source.line_no),
             )
-            between = [f for f in after if later and f.at <= later[0].at]
+            # a fetch with no time may lie anywhere: counted as between
+            first = later[0].at if later else None
+            between = [f for f in after if first is not None and (f.at is None or f.at <= first)]
             if not later or any(f.offset != last.offset for f in between):
                 notes.append(
                     head + f", but that fetch is older than the expansion by more than the "

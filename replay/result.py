@@ -66,6 +66,10 @@ def judgement_key(finding: Finding) -> tuple[object, ...]:
 STEM = 4
 
 
+def _stem(key: object) -> object:
+    return key[:STEM] if isinstance(key, tuple) else key
+
+
 def describe(finding: Finding) -> str:
     lo = "?" if finding.offset_start is None else finding.offset_start
     hi = "?" if finding.offset_end is None else finding.offset_end
@@ -89,7 +93,7 @@ def settle_order(
     # a dependence judged before the end (order.HORIZON) names the finding as
     # it stood then; its later growth is the same finding: matched on what it
     # is and where it starts
-    dropped = frozenset(k[:STEM] for d in dependences for k in d.dropped)
+    dropped = frozenset(_stem(k) for d in dependences for k in d.dropped)
     kept = tuple(f for f in findings if judgement_key(f)[:STEM] not in dropped)
     gone = {f.anomaly_id for f in findings if judgement_key(f)[:STEM] in dropped}
     if gone:
