@@ -661,9 +661,11 @@ class Cluster:
                 prev_leader,
                 old_epoch,
             )
+            self.truth.hw_shown(key, rs.log.hwm)
         elif reg.leader != b.id and new_epoch and self.zk:
             assert isinstance(b.logs, lg.ZkBrokerLogs)
             b.logs.follower28(self.now, tp, reg.leader_epoch, rs.log.leo, rs.log.hwm, old_epoch)
+            self.truth.hw_shown(key, rs.log.hwm)
             if self.hw_era and reg.leader >= 0 and prev_leader != reg.leader:
                 # 0.8-0.10 makeFollower: a new leader (or a fresh start) truncates
                 # the log to the replica's own HW before fetching (seed 004, 001)
@@ -683,6 +685,7 @@ class Cluster:
                 rs.log.hwm,
                 reg.leader,
             )
+            self.truth.hw_shown(key, rs.log.hwm)
         rs.isr = list(reg.isr)
         rs.partition_epoch = reg.partition_epoch
         rs.recovery = reg.recovery

@@ -20,8 +20,10 @@ on the marks the artefacts do show:
 
 * ``visible_offset_start``, ``visible_offset_end``, ``visible_records_lost``,
   ``visible_qualifier``: the finding as a reader of the artefacts must report
-  it. The marks used: the highest HWM any fetch answer showed, or an
-  ``acks=all`` ack's base offset + 1 (kafka-formats.md 1.5, 1.6); in zk-hw
+  it. The marks used: the highest HWM any fetch answer showed, an
+  ``acks=all`` ack's base offset + 1 (kafka-formats.md 1.5, 1.6), or a
+  broker's HW printed in its "starts at leader epoch" line (which also
+  raises the real mark: a broker's HW never exceeds its leader's); in zk-hw
   (0.10.1, whose request log prints neither answers nor produce offsets) the
   lowest fetch offset among the ISR followers when the leader read it (seed
   000 "HW/LEO update rules": the leader's HW is the minimum LEO of the ISR);
@@ -250,6 +252,14 @@ class Truth:
         """An acks=all produce answered errorCode 0."""
         # zk-hw (0.10.1): the request log prints no produce offsets
         self._raise(key, base + records, None if self.hw_era else base + 1)
+
+    def hw_shown(self, key: Key, hwm: int) -> None:
+        """A broker printed its high watermark ("... starts at leader epoch E
+        ... high watermark H"): a broker's HW never exceeds its leader's, and
+        a leader's HW is what it has committed (seed 003: it advances when
+        the ISR shrinks, down to the leader alone, with no answer showing it);
+        the line shows it to a reader."""
+        self._raise(key, hwm, hwm)
 
     def fetch_mark(self, key: Key, mark: int) -> None:
         """zk-hw: the leader read a fetch; ``mark`` is the lowest fetch offset
