@@ -163,7 +163,9 @@ def test_quarantine_with_kafka_reasons(result: dict[str, Any]) -> None:
     lso = "broker-1/data/log-start-offset-checkpoint"
     cleaner = "broker-2/data/cleaner-offset-checkpoint"
     lso_bad = f"Malformed line in checkpoint file [{loc(lso)}]: orders x 0"
-    cleaner_v1 = f"Unrecognised version:1, expected version: 0 in checkpoint file at: {loc(cleaner)}"
+    cleaner_v1 = (
+        f"Unrecognised version:1, expected version: 0 in checkpoint file at: {loc(cleaner)}"
+    )
     assert got == [
         (lso, 1, lso_bad, "0"), (lso, 2, lso_bad, "1"), (lso, 3, lso_bad, "orders x 0"),
         (roc, 1, count, "0"), (roc, 2, count, "3"), (roc, 3, count, "orders 0 3200"),
