@@ -49,6 +49,7 @@ from replay.types import (
     Event,
     FetchAnswer,
     FollowerFetch,
+    IsrUpdated,
     LeaderAndIsr,
     LogTruncated,
     PartitionChangeRecord,
@@ -152,6 +153,15 @@ def _controller_order(event: Event) -> tuple[object, ...]:
     )
 
 
+def _same_moment_rank(event: Event) -> int:
+    """Within one millisecond of one broker: its ISR line before its request
+    log. A request-log line is written when the response is sent, so an
+    acks=all answer completed by an ISR change (the HWM can then advance)
+    is logged after it; the reverse order would judge the ack against the
+    ISR it waited out."""
+    return 0 if isinstance(event, IsrUpdated) else 1
+
+
 def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Ordered:
     metadata: list[Event] = []
     observed: list[Event] = []
@@ -224,6 +234,7 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
             key=lambda e: (
                 _ts(e.origin.time) is None,
                 _ts(e.origin.time) or 0.0,
+                _same_moment_rank(e),
                 e.origin.source.source_file,
                 e.origin.seq,
             )
@@ -250,6 +261,7 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
                 0,
                 t if t is not None else float("inf"),
                 observer if observer is not None else -1,
+                _same_moment_rank(event),
                 event.origin.source.source_file,
                 event.origin.seq,
             )
@@ -265,7 +277,7 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
         before, after = handover.get(index, (None, None))
         placed.append(
             (
-                (index, 1, 0.0, -1, "", 0),
+                (index, 1, 0.0, -1, 0, "", 0),
                 event,
                 Placement(CONTROLLER, t, index, 0, leader_before=before, leader_after=after),
             )

@@ -556,7 +556,9 @@ def _acked_under_min_isr(
             )
         )
     mark = next((m for m in history.under_min_marks if m[0] == leader and m[1] == epoch), None)
-    if mark is not None and (mark[2] is None or ack_time is None or mark[2] <= ack_time):
+    # strictly later: within one millisecond the order of the broker's request
+    # log and its server log is in no artefact
+    if mark is not None and (mark[2] is None or ack_time is None or mark[2] < ack_time):
         groups.append(
             UnderMinIsr(
                 leader,
