@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
 
 DEFAULT_MASTER = "local[*]"
 
@@ -63,3 +64,22 @@ def get_spark(master: str | None = None, app_name: str = "epochtrail") -> SparkS
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def materialise(df: DataFrame) -> DataFrame:
+    """``df`` computed once now (memory, spilling to disk) and cut from its
+    plan: later plans start from its rows. A persisted frame keeps its whole
+    plan instead, and every later analysis, join, AQE re-plan and plan
+    description (Spark builds one per query even without a UI) walks it
+    again; for the ingest and replay plans that costs more than computing
+    them on small inputs. Free it with :func:`release`."""
+    return df.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+
+
+def release(df: DataFrame) -> None:
+    """Drop a frame's cached rows: a persisted plan's, or those of a frame
+    from :func:`materialise` (its RDD's blocks, freed only with that RDD)."""
+    df.unpersist()
+    plan = df._jdf.queryExecution().analyzed()
+    if plan.nodeName() == "LogicalRDD":
+        plan.rdd().unpersist(False)

@@ -34,7 +34,8 @@ Plan, all built-in Spark functions (no Python UDF, nothing collected):
    ignored = read - parsed - quarantined, exactly.
 
 Pass 1 runs when ``ingest`` is called (a local checkpoint of its tiny
-result). Every output is lazy; each action re-runs pass 2 over the input. A
+result). Without ``persist`` every output is lazy and each action re-runs
+pass 2 over the input; with it, pass 2 runs once, in ``ingest``. A
 caller that runs several actions over big inputs should write
 ``events``/``quarantine`` once and read them back rather than recompute.
 Line numbers need pass 2 to split the files as pass 1 did: do not change
@@ -47,7 +48,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DataType, LongType, StringType, StructType
@@ -64,6 +64,7 @@ from pipeline.ingest import (
 from pipeline.ingest import bundle as bundle_
 from pipeline.ingest import lines as lines_
 from pipeline.ingest.outcome import EVENT_FIELDS, SEQ_STRIDE, quarantined, too_long
+from pipeline.session import materialise, release
 from schemas.tables import FILE_STATS, PARTITION_EVENTS, QUARANTINE, RAW_LINES
 
 __all__ = ["IngestResult", "ingest"]
@@ -82,7 +83,7 @@ class IngestResult:
     def unpersist(self) -> None:
         """Release cached frames and delete extracted bundle files."""
         for df in self.cached:
-            df.unpersist()
+            release(df)
         bundle_.cleanup(list(self.bundles))
 
 
@@ -101,9 +102,11 @@ def ingest(
     ``cluster`` fills the cluster column of every row outside a
     ``cluster=NAME/`` folder (which names its own); ``broker_id`` is the
     observer of files whose path names no broker (``--broker-id``).
-    ``persist`` keeps pass 2's outcome rows (memory, spilling to disk) so that
-    a caller's several actions (events, quarantine, accounting) parse each
-    line once; call ``IngestResult.unpersist`` when done.
+    ``persist`` computes pass 2's outcome rows here, once, and keeps them
+    (memory, spilling to disk) as a local checkpoint, so that a caller's
+    several actions (events, quarantine, accounting) parse each line once
+    and their plans do not carry pass 2's; call ``IngestResult.unpersist``
+    when done.
     ``.tar.gz``/``.tgz``/``.zip`` bundles are extracted first (``bundle.py``)
     into a folder under ``work_dir`` (default: the system temp folder), with
     at most ``bundle_limit`` bytes per bundle and ``bundle_member_limit`` per
@@ -156,7 +159,12 @@ def ingest(
         outcomes = outcomes.unionByName(binary_.outcomes(decoded))
         lines = lines.unionByName(binary_.raw_lines(decoded))
     if persist:
-        outcomes = outcomes.persist(StorageLevel.MEMORY_AND_DISK)
+        # Computed once, here, and cut from its plan (session.materialise):
+        # pass 2's plan holds every parser's expressions, and each later
+        # action over events, quarantine or file_stats, and every plan of
+        # the judge and publish stages built on them, would otherwise
+        # analyse, re-plan and describe it again (seconds per action).
+        outcomes = materialise(outcomes)
     names = _topic_names(offsets, cluster).unionByName(checkpoint.topic_names(checkpoints, cluster))
     if binary_files:
         names = names.unionByName(binary_.topic_names(decoded, cluster))
