@@ -2,8 +2,8 @@
 
 Spark groups one partition's events; ``applyInArrow`` hands them to
 ``replay_partition`` and turns its result back into rows of three gold
-tables (anomalies, epoch_lineage, partition_verdicts), sharing one union
-schema with a ``table`` discriminator.
+tables (anomalies, epoch_lineage, isr_timeline, partition_verdicts), sharing
+one union schema with a ``table`` discriminator.
 """
 
 from __future__ import annotations
@@ -46,11 +46,12 @@ from replay.types import (
     Source,
 )
 from schemas.state import PARTITION_STATE
-from schemas.tables import ANOMALIES, EPOCH_LINEAGE, PARTITION_VERDICTS
+from schemas.tables import ANOMALIES, EPOCH_LINEAGE, ISR_TIMELINE, PARTITION_VERDICTS
 
 BRIDGED_TABLES = {
     "anomalies": ANOMALIES,
     "epoch_lineage": EPOCH_LINEAGE,
+    "isr_timeline": ISR_TIMELINE,
     "partition_verdicts": PARTITION_VERDICTS,
     "partition_state": PARTITION_STATE,
 }
@@ -315,6 +316,33 @@ def finding_row(f: Finding, profile: Profile) -> dict[str, Any]:
     }
 
 
+def isr_rows(result: ReplayResult, common: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ISRs the controller recorded, each until the next (isr_timeline)."""
+    history = result.history
+    changes = history.isr_changes
+    rows = []
+    for i, change in enumerate(changes):
+        setting = history.effective_min_isr(change.leader)
+        min_isr = None if setting is None else setting.value
+        rows.append(
+            {
+                "table": "isr_timeline",
+                **common,
+                "leader_epoch": change.leader_epoch,
+                "leader": change.leader,
+                "isr": list(change.isr),
+                "isr_size": len(change.isr),
+                "min_isr": min_isr,
+                "under_min_isr": None if min_isr is None else len(change.isr) < min_isr,
+                "start_time": change.at,
+                "end_time": changes[i + 1].at if i + 1 < len(changes) else None,
+                "source_file": change.source.source_file,
+                "line_no": change.source.line_no,
+            }
+        )
+    return rows
+
+
 def result_rows(
     result: ReplayResult, problems: list[str], topic_key: str | None = None
 ) -> list[dict[str, Any]]:
@@ -344,6 +372,7 @@ def result_rows(
                 "metadata_offset": view.metadata_offset,
             }
         )
+    rows += isr_rows(result, common)
     gaps = list(result.coverage.gaps) + problems
     verdict = result.verdict.value
     if problems and verdict == "valid":

@@ -94,6 +94,13 @@ def run(
             "--state", help="Folder of saved replay state: continue from the last run, save anew."
         ),
     ] = None,
+    redact: Annotated[
+        bool,
+        typer.Option(
+            "--redact",
+            help="Replace client ids and principals in the published log lines by pseudonyms.",
+        ),
+    ] = False,
 ) -> None:
     """Ingest artefacts, replay every partition against the protocol, publish findings."""
     from pipeline.run import run_job
@@ -110,6 +117,7 @@ def run(
                 cluster=cluster,
                 broker_id=broker_id,
                 state=state,
+                redact=redact,
             )
         )
     except BadInput as error:
@@ -274,6 +282,70 @@ def explain(
     for e in f.get("evidence") or []:
         c.print(f"  {e['source_file']}:{e['line_no']}", highlight=False)
         c.print(f"    {e['text']}", soft_wrap=True, highlight=False, markup=False)
+
+
+@app.command()
+def timeline(
+    out: Annotated[Path, typer.Argument(help="The --out folder of a run.")],
+    partition: Annotated[str, typer.Argument(help="TOPIC-N, e.g. orders-0.")],
+    cluster: Annotated[
+        str | None, typer.Option("--cluster", help="Only this cluster (a fleet run).")
+    ] = None,
+    format: Annotated[
+        Format, typer.Option("--format", help="table, or json: one object per line.")
+    ] = Format.table,
+) -> None:
+    """One partition's story in time order: leader epochs, ISRs, findings."""
+    from pipeline.report import parse_partition
+    from pipeline.report import timeline as partition_timeline
+
+    try:
+        topic, number = parse_partition(partition)
+    except ValueError as error:
+        err_console.print(f"[red]bad input:[/red] {escape(str(error))}")
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    if not out.exists():
+        err_console.print(f"[red]bad input:[/red] no such folder: {escape(str(out))}")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    entries, verdict = partition_timeline(str(out), topic, number, cluster)
+    if verdict is None and not entries:
+        err_console.print(
+            f"[red]bad input:[/red] no partition {escape(partition)} in the run under "
+            f"{escape(str(out))}"
+        )
+        raise typer.Exit(EXIT_BAD_INPUT)
+    if format == Format.json:
+        for entry in entries:
+            sys.stdout.write(json.dumps(entry.as_dict()) + "\n")
+        return
+    table = Table(title=escape(f"{topic}-{number}"))
+    for col in ("time", "epoch", "what", "", "source"):
+        table.add_column(col)
+    for e in entries:
+        table.add_row(_s(e.at), _s(e.leader_epoch), e.what, escape(e.text), escape(e.source))
+    out_console.print(table)
+    if verdict is not None:
+        out_console.print(f"verdict: {verdict['verdict']}", highlight=False)
+        for gap in verdict["gaps"] or []:
+            out_console.print(f"  gap: {gap}", markup=False, highlight=False)
+
+
+@app.command()
+def report(
+    out: Annotated[Path, typer.Argument(help="The --out folder of a run.")],
+    html_file: Annotated[
+        Path | None, typer.Option("--html", help="Where to write it; default OUT/report.html.")
+    ] = None,
+) -> None:
+    """Write the run as one self-contained HTML page (every log text escaped)."""
+    from pipeline.report import render_html
+
+    if not out.exists():
+        err_console.print(f"[red]bad input:[/red] no such folder: {escape(str(out))}")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    target = html_file or out / "report.html"
+    target.write_text(render_html(str(out)), encoding="utf-8")
+    out_console.print(f"report: {target}", highlight=False)
 
 
 # The simulator is an independent package (it never imports the pipeline);

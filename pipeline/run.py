@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pyspark import StorageLevel
 from pyspark.sql import functions as F
 
 from pipeline import __version__
@@ -19,11 +18,15 @@ from pipeline.ingest.lines import cluster_of
 from pipeline.publish import (
     conform,
     local_path,
+    partition_health_daily,
+    redact,
+    redact_quarantine,
     with_evidence_text,
     write_manifest,
     write_table,
 )
 from pipeline.reconstruct import compress, partition_streams, replica_offsets, with_topic_key
+from pipeline.session import materialise, release
 from replay import resolve_profile
 from replay.types import FindingKind, Profile, Verdict
 
@@ -48,6 +51,8 @@ class RunOptions:
     broker_id: int | None = None
     #: folder of the saved replay state for incremental runs
     state: str | None = None
+    #: client ids and principals in gold log lines replaced by pseudonyms
+    redact: bool = False
 
 
 @dataclass
@@ -193,33 +198,44 @@ def _judge_and_publish(
 
     states = saved_state(spark, options.state) if options.state else None
     with timings.stage("reconstruct_replay"):
-        compressed = compress(with_topic_key(ingested.events)).persist(StorageLevel.MEMORY_AND_DISK)
-        bridged = replay_partitions(partition_streams(compressed), settings, states).persist(
-            StorageLevel.MEMORY_AND_DISK
-        )
-        bridged.count()
+        # Each computed once and cut from its plan (session.materialise):
+        # every table below is a few narrow plans over their rows.
+        compressed = materialise(compress(with_topic_key(ingested.events)))
+        bridged = materialise(replay_partitions(partition_streams(compressed), settings, states))
 
     out = options.out
     with timings.stage("publish"):
         anomalies = with_evidence_text(split(bridged, "anomalies"), ingested.lines)
+        quarantine = ingested.quarantine
+        if options.redact:
+            anomalies, quarantine = redact(anomalies), redact_quarantine(quarantine)
         write_table(conform(anomalies, "anomalies", run_date, "detected_at"), out, "anomalies")
-        write_table(
-            conform(split(bridged, "epoch_lineage"), "epoch_lineage", run_date, "start_time"),
-            out,
-            "epoch_lineage",
+        lineage = conform(split(bridged, "epoch_lineage"), "epoch_lineage", run_date, "start_time")
+        write_table(lineage, out, "epoch_lineage")
+        isr_timeline = conform(
+            split(bridged, "isr_timeline"), "isr_timeline", run_date, "start_time"
         )
+        write_table(isr_timeline, out, "isr_timeline")
         write_table(
             conform(replica_offsets(compressed), "replica_offsets", run_date, "event_time"),
             out,
             "replica_offsets",
         )
         verdicts_df = split(bridged, "partition_verdicts")
-        write_table(
-            conform(verdicts_df, "partition_verdicts", run_date, "last_event_time"),
-            out,
-            "partition_verdicts",
+        verdicts_gold = conform(verdicts_df, "partition_verdicts", run_date, "last_event_time")
+        write_table(verdicts_gold, out, "partition_verdicts")
+        health = partition_health_daily(
+            conform(split(bridged, "anomalies"), "anomalies", run_date, "detected_at"),
+            lineage,
+            isr_timeline,
+            verdicts_gold,
         )
-        write_table(conform(ingested.quarantine, "quarantine", run_date, None), out, "quarantine")
+        write_table(
+            conform(health, "partition_health_daily", run_date, None),
+            out,
+            "partition_health_daily",
+        )
+        write_table(conform(quarantine, "quarantine", run_date, None), out, "quarantine")
         if options.state:
             save_state(split(bridged, "partition_state"), options.state, started)
 
@@ -247,8 +263,8 @@ def _judge_and_publish(
     ]
     for row in finding_rows:
         by_kind[row["kind"]] += 1
-    compressed.unpersist()
-    bridged.unpersist()
+    release(compressed)
+    release(bridged)
 
     for f in files:
         f["sha256"] = _sha256(f["path"])
@@ -274,6 +290,7 @@ def _judge_and_publish(
         "profile": {"requested": options.profile.value, "chosen": profile.value, "why": why},
         "profiles": {c: {"chosen": p.value, "why": w} for c, (p, w) in chosen.items()},
         "max_clock_skew_s": options.max_clock_skew_s,
+        "redacted": options.redact,
         "timings_s": timings.seconds,
         "lines_read": sum(f["lines_read"] for f in files),
         "lines_parsed": sum(f["lines_parsed"] for f in files),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pyspark.sql.types import (
     ArrayType,
     BooleanType,
+    DoubleType,
     IntegerType,
     LongType,
     StringType,
@@ -357,11 +358,67 @@ PARTITION_VERDICTS = StructType(
     ]
 )
 
+#: One row per ISR the partition's controller recorded (PartitionRecord,
+#: PartitionChangeRecord, ZooKeeper LeaderAndIsr), in force from
+#: ``start_time`` until the next one (``end_time``, null for the last).
+#: ``min_isr`` is min.insync.replicas for the epoch's leader as the metadata
+#: last stated it (null when it never did); ``under_min_isr`` null then too.
+ISR_TIMELINE = StructType(
+    [
+        _f("cluster", StringType(), False),
+        _f("topic", StringType()),
+        _f("topic_id", StringType()),
+        _f("partition", IntegerType(), False),
+        _f("leader_epoch", IntegerType(), False),
+        _f("leader", IntegerType(), False),
+        _f("isr", INT_ARRAY),
+        _f("isr_size", IntegerType(), False),
+        _f("min_isr", IntegerType()),
+        _f("under_min_isr", BooleanType()),
+        _f("start_time", TimestampType()),
+        _f("end_time", TimestampType()),
+        _f("source_file", StringType(), False),
+        _f("line_no", LongType(), False),
+        _f("date", StringType(), False),
+    ]
+)
+
+#: The BI rollup: one row per partition and day with anything to say.
+#: Counts are of findings detected that day (``anomalies.detected_at``),
+#: elections of epochs that began that day; ``under_min_isr_seconds`` is the
+#: part of that day the recorded ISR was below the min ISR in force (a last
+#: ISR counts until the partition's last event); ``verdict`` is the
+#: partition's verdict of the run, on the day of its last event.
+PARTITION_HEALTH_DAILY = StructType(
+    [
+        _f("cluster", StringType(), False),
+        _f("topic", StringType()),
+        _f("topic_id", StringType()),
+        _f("partition", IntegerType(), False),
+        _f("verdict", StringType()),
+        _f("findings", IntegerType(), False),
+        _f("critical_findings", IntegerType(), False),
+        _f("unclean_elections", IntegerType(), False),
+        _f("truncations_below_hwm", IntegerType(), False),
+        _f("log_divergences", IntegerType(), False),
+        _f("hwm_regressions", IntegerType(), False),
+        _f("fencing_violations", IntegerType(), False),
+        _f("isr_rule_violations", IntegerType(), False),
+        _f("records_lost", LongType(), False),
+        _f("leader_elections", IntegerType(), False),
+        _f("isr_changes", IntegerType(), False),
+        _f("under_min_isr_seconds", DoubleType(), False),
+        _f("date", StringType(), False),
+    ]
+)
+
 #: Gold tables by the folder name they are published under.
 GOLD_TABLES: dict[str, StructType] = {
     "anomalies": ANOMALIES,
     "epoch_lineage": EPOCH_LINEAGE,
     "replica_offsets": REPLICA_OFFSETS,
     "partition_verdicts": PARTITION_VERDICTS,
+    "isr_timeline": ISR_TIMELINE,
+    "partition_health_daily": PARTITION_HEALTH_DAILY,
     "quarantine": QUARANTINE,
 }

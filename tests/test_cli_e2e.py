@@ -145,6 +145,33 @@ def test_gold_tables_read_as_a_bi_tool_would(case) -> None:  # type: ignore[no-u
         (1, 0, 1, "initial", 0),
         (1, 1, 3, "clean", 60),
     ]
+    timeline = con.execute(
+        f"select partition, leader_epoch, isr, min_isr, under_min_isr, strftime(start_time, "
+        f"'%H:%M:%S'), strftime(end_time, '%H:%M:%S'), line_no from read_parquet("
+        f"'{out}/isr_timeline/**/*.parquet', hive_partitioning = true) "
+        "where topic = 'orders' order by 1, start_time"
+    ).fetchall()
+    assert timeline == [
+        (0, 0, [1, 2, 3], 1, False, "09:56:00", "10:01:00", 13),
+        (0, 0, [1], 1, False, "10:01:00", "10:05:00", 19),
+        (0, 2, [2], 1, False, "10:05:00", "10:05:05", 25),
+        (0, 2, [2, 3], 1, False, "10:05:05", "10:10:06", 27),
+        (0, 2, [2, 3, 1], 1, False, "10:10:06", None, 32),
+        (1, 0, [1, 3, 2], 1, False, "09:56:00", "10:02:00", 14),
+        (1, 1, [3, 2], 1, False, "10:02:00", "10:10:06", 23),
+        (1, 1, [3, 2, 1], 1, False, "10:10:06", None, 33),
+    ]
+    health = con.execute(
+        "select topic, partition, cast(date as varchar), verdict, findings, critical_findings, "
+        "unclean_elections, truncations_below_hwm, hwm_regressions, records_lost, "
+        "leader_elections, isr_changes, under_min_isr_seconds from read_parquet("
+        f"'{out}/partition_health_daily/**/*.parquet', hive_partitioning = true) order by 1, 2"
+    ).fetchall()
+    assert health == [
+        ("orders", 0, "2024-05-01", "invalid", 4, 4, 1, 1, 1, 30, 3, 5, 0.0),
+        ("orders", 1, "2024-05-01", "valid", 0, 0, 0, 0, 0, 0, 2, 3, 0.0),
+        ("payments", 0, "2024-05-01", "valid", 0, 0, 0, 0, 0, 0, 1, 1, 0.0),
+    ]
     [(reason, line_no)] = con.execute(
         f"select reason, line_no from read_parquet('{out}/quarantine/**/*.parquet', "
         "hive_partitioning = true)"
@@ -169,3 +196,41 @@ def test_explain_gives_the_sentence_the_rule_and_the_evidence_in_order(case) -> 
     assert "controller-3000/metadata-00000000000000000000.log.txt:" in result.output
     missing = CliRunner().invoke(app, ["explain", str(out), "0000000000000000"])
     assert missing.exit_code == 4
+
+
+def test_timeline_tells_the_partition_story_in_time_order(case) -> None:  # type: ignore[no-untyped-def]
+    out, _ = case
+    result = CliRunner().invoke(app, ["timeline", str(out), "orders-0", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    entries = [json.loads(line) for line in result.output.splitlines()]
+    assert [(e["at"][11:], e["what"], e["leader_epoch"], e["text"][:30]) for e in entries] == [
+        ("09:56:00", "epoch", 0, "epoch 0 begins (initial): lead"),
+        ("09:56:00", "isr", 0, "ISR [1, 2, 3]"),
+        ("10:01:00", "isr", 0, "ISR [1]"),
+        ("10:02:00", "epoch", 1, "epoch 1 begins (offline): no l"),
+        ("10:05:00", "epoch", 2, "epoch 2 begins (unclean): lead"),
+        ("10:05:00", "isr", 2, "ISR [2]"),
+        ("10:05:00", "finding", 2, "committed_data_loss (critical,"),
+        ("10:05:00", "finding", 2, "unclean_election (critical, co"),
+        ("10:05:01", "finding", 2, "hwm_regression (critical, conf"),
+        ("10:05:05", "isr", 2, "ISR [2, 3]"),
+        ("10:10:03", "finding", 2, "truncation_below_hwm (critical"),
+        ("10:10:06", "isr", 2, "ISR [2, 3, 1]"),
+    ]
+    ids = {f["anomaly_id"] for f in anomalies_json(out) if f["partition"] == 0}
+    assert {e["source"] for e in entries if e["what"] == "finding"} == ids
+    assert CliRunner().invoke(app, ["timeline", str(out), "orders-9"]).exit_code == 4
+    assert CliRunner().invoke(app, ["timeline", str(out), "orders"]).exit_code == 4
+
+
+def test_report_is_one_html_page_with_every_finding(case, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out, _ = case
+    target = tmp_path / "report.html"
+    result = CliRunner().invoke(app, ["report", str(out), "--html", str(target)])
+    assert result.exit_code == 0, result.output
+    page = target.read_text()
+    summary = "3 partitions: 1 invalid, 0 unknown, 2 valid; 4 findings; committed records lost: 30"
+    assert summary in page
+    for f in anomalies_json(out):
+        assert f'id="{f["anomaly_id"]}"' in page
+    assert "<script" not in page
