@@ -907,7 +907,7 @@ class Cluster:
             if self.hw_era:
                 self._hw_marks(leader, f.id, [(k, cle, off) for k, cle, off, _ in parts])
         for (key, cle, off, _lfe), (err, hwm, _div, _runs) in zip(parts, answers, strict=True):
-            self.truth.follower_fetch(key, f.id, cle, off)
+            self.truth.follower_fetch(key, f.id, cle, off, self.now)
             if err == art.NONE:
                 self.truth.exposure(key, leader.id, cle, hwm)
         for (key, cle, _off, _lfe), (err, hwm, div, runs) in zip(parts, answers, strict=True):
@@ -1007,6 +1007,7 @@ class Cluster:
                 max((v for ms, v in rs.exposed_rises if self.now - ms > SKEW_MS), default=0),
                 rs.start_offset,
                 rs.log.hwm,
+                self.now,
             )
 
     def follower_apply(

@@ -48,7 +48,10 @@ Rule violations (DESIGN.md's catalogue, docs/findings.md's field table):
   (last fetch offset) below the larger of the HWM its leader had exposed in
   the epoch more than ``SKEW_MS`` before (a later answer may, by the clocks,
   follow the change) and the epoch's start offset: replica = the follower, [its log
-  end, that larger value); (b) a leader acknowledging ``acks=all`` produces
+  end, that larger value), shown as absent from the artefacts when a fetch of it
+  within ``SKEW_MS`` after the change reached that value (by the clocks it may
+  have come first; the simulator's follower joins on a fetch, so its last fetch
+  before the change is never older than the allowance); (b) a leader acknowledging ``acks=all`` produces
   (error 0) while the ISR is smaller than min.insync.replicas, more than
   ``SKEW_MS`` after the record that shrank it and before the one that grew
   it back, or after the leader's own ``(under-min-isr)`` line (same clock,
@@ -67,6 +70,18 @@ Key = tuple[str, int]
 #: the clock-skew allowance (DESIGN.md): acts this close to the record that
 #: made them stale are not judged
 SKEW_MS = 2000
+
+
+@dataclass
+class Lagging:
+    """A follower taken into the ISR of ``epoch`` at ``offset``, below ``end``."""
+
+    epoch: int
+    offset: int
+    end: int
+    at: int
+    #: a fetch within the allowance after the change at or beyond ``end``
+    caught_up: int | None = None
 
 
 def key_name(key: Key) -> str:
@@ -130,6 +145,9 @@ class Truth:
         #: acks beyond the allowance after the shrink, but still within it of
         #: a grow-back that may come: (key, broker, epoch) -> [(ms, base)]
         self.under_recent: dict[tuple[Key, int, int], list[tuple[int, int]]] = {}
+        #: followers taken into the ISR below the bound, until their next
+        #: fetches decide whether the artefacts show it
+        self.lagging: dict[tuple[Key, int], list[Lagging]] = {}
 
     def add_partition(self, key: Key) -> None:
         self.keys.append(key)
@@ -363,8 +381,11 @@ class Truth:
             return
         self.drops[k] = Drop(frm, to, self.hwm[key], self.hwm_evidence[key], top_epoch)
 
-    def follower_fetch(self, key: Key, replica: int, cle: int, fetch_offset: int) -> None:
+    def follower_fetch(
+        self, key: Key, replica: int, cle: int, fetch_offset: int, now: int | None = None
+    ) -> None:
         """A follower's fetch reached its leader: a crash loss is now in evidence."""
+        self._lagging_fetch(key, replica, fetch_offset, now)
         drop = self.drops.pop((key, replica), None)
         if drop is not None:
             seen = self.position.get((key, replica), -1)
@@ -600,13 +621,14 @@ class Truth:
         exposed: int,
         start: int,
         hwm: int,
+        now: int,
     ) -> None:
         """The ISR took ``follower`` with its log end ``offset`` below the leader's
         HWM ``hwm`` or the epoch's start offset ``start``."""
         end = max(exposed, start)
         if offset < end:
-            f = self._finding("isr_rule_violation", key, epoch, follower, offset, end, None)
-            f["severity"] = "warning"
+            # decided by the follower's next fetches (``_lagging_fetch``)
+            self.lagging.setdefault((key, follower), []).append(Lagging(epoch, offset, end, now))
             return
         self._note(
             key,
@@ -617,8 +639,53 @@ class Truth:
         )
         self._flush_notes(None, key, "isr_rule_violation", epoch)
 
+    def _lagging_fetch(self, key: Key, follower: int, offset: int, now: int | None) -> None:
+        """The follower's fetches after it joined (docs/findings.md): a fetch
+        within the clock-skew allowance of the change may, by the clocks, have
+        come before it; one there that reached the bound leaves the log end at
+        the change undecided. The first fetch beyond the allowance decides."""
+        pending = self.lagging.get((key, follower))
+        if not pending or now is None:
+            return
+        for lag in list(pending):
+            if now - lag.at > SKEW_MS:
+                pending.remove(lag)
+                self._lagging_decided(key, follower, lag)
+            elif offset >= lag.end:
+                lag.caught_up = lag.caught_up or offset
+        if not pending:
+            del self.lagging[(key, follower)]
+
+    def _lagging_decided(self, key: Key, follower: int, lag: Lagging) -> None:
+        visible: Any = False
+        if lag.caught_up is not None:
+            self._note(
+                key,
+                "isr_rule_violation",
+                lag.epoch,
+                f"follower {follower} joined the ISR at {lag.offset}, below {lag.end}; its "
+                f"fetch at {lag.caught_up} within the clock-skew allowance of the change may, "
+                "by the clocks, have come before it",
+            )
+            visible = None
+        f = self._finding(
+            "isr_rule_violation",
+            key,
+            lag.epoch,
+            follower,
+            lag.offset,
+            lag.end,
+            None,
+            visible=visible,
+        )
+        f["severity"] = "warning"
+
     def _close_rules(self) -> None:
         """Emit the per-(broker, epoch) rule violations gathered during the run."""
+        for (key, follower), pending in list(self.lagging.items()):
+            for lag in pending:
+                self._lagging_decided(key, follower, lag)
+        self.lagging.clear()
         for key in {k[0] for k in self.under_recent}:
             self._settle_recent(key, 1 << 62, grown_back=False)
         rules = (
