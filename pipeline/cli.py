@@ -94,6 +94,13 @@ def run(
             "--state", help="Folder of saved replay state: continue from the last run, save anew."
         ),
     ] = None,
+    validate: Annotated[
+        bool,
+        typer.Option(
+            "--validate/--no-validate",
+            help="Check what the run wrote against the Great Expectations suites.",
+        ),
+    ] = True,
     redact: Annotated[
         bool,
         typer.Option(
@@ -118,6 +125,7 @@ def run(
                 broker_id=broker_id,
                 state=state,
                 redact=redact,
+                validate=validate,
             )
         )
     except BadInput as error:
@@ -165,7 +173,29 @@ def _print_summary(manifest: dict[str, Any], findings: list[dict[str, Any]]) -> 
         c.print(table)
         for f in findings:
             c.print(f"- {f['explanation']}", soft_wrap=True, markup=False, highlight=False)
+    validation = manifest.get("validation")
+    if validation is not None:
+        if validation["success"]:
+            c.print("validation: every expectation met", highlight=False)
+        else:
+            err_console.print("[red]validation failed:[/red]")
+            for line in validation_lines(validation):
+                err_console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
     c.print(f"out: {manifest['out']}  (exit {manifest['exit_code']})")
+
+
+def validation_lines(validation: dict[str, Any]) -> list[str]:
+    """One line per failed expectation of the manifest's ``validation``."""
+    out = []
+    for suite in validation["suites"]:
+        for e in suite["expectations"]:
+            if e["success"]:
+                continue
+            what = e.get("error") or f"{e.get('unexpected_count')} unexpected" + (
+                f", e.g. {e['unexpected_examples']}" if e.get("unexpected_examples") else ""
+            )
+            out.append(f"{suite['suite']}: {e['rule']}({', '.join(e['columns'])}) failed: {what}")
+    return out
 
 
 def _s(value: object) -> str:

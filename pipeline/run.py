@@ -53,6 +53,8 @@ class RunOptions:
     state: str | None = None
     #: client ids and principals in gold log lines replaced by pseudonyms
     redact: bool = False
+    #: run the Great Expectations suites over what the run wrote
+    validate: bool = True
 
 
 @dataclass
@@ -209,18 +211,18 @@ def _judge_and_publish(
         quarantine = ingested.quarantine
         if options.redact:
             anomalies, quarantine = redact(anomalies), redact_quarantine(quarantine)
-        write_table(conform(anomalies, "anomalies", run_date, "detected_at"), out, "anomalies")
+        anomalies_gold = conform(anomalies, "anomalies", run_date, "detected_at")
+        write_table(anomalies_gold, out, "anomalies")
         lineage = conform(split(bridged, "epoch_lineage"), "epoch_lineage", run_date, "start_time")
         write_table(lineage, out, "epoch_lineage")
         isr_timeline = conform(
             split(bridged, "isr_timeline"), "isr_timeline", run_date, "start_time"
         )
         write_table(isr_timeline, out, "isr_timeline")
-        write_table(
-            conform(replica_offsets(compressed), "replica_offsets", run_date, "event_time"),
-            out,
-            "replica_offsets",
+        offsets_gold = conform(
+            replica_offsets(compressed), "replica_offsets", run_date, "event_time"
         )
+        write_table(offsets_gold, out, "replica_offsets")
         verdicts_df = split(bridged, "partition_verdicts")
         verdicts_gold = conform(verdicts_df, "partition_verdicts", run_date, "last_event_time")
         write_table(verdicts_gold, out, "partition_verdicts")
@@ -230,12 +232,10 @@ def _judge_and_publish(
             isr_timeline,
             verdicts_gold,
         )
-        write_table(
-            conform(health, "partition_health_daily", run_date, None),
-            out,
-            "partition_health_daily",
-        )
-        write_table(conform(quarantine, "quarantine", run_date, None), out, "quarantine")
+        health_gold = conform(health, "partition_health_daily", run_date, None)
+        write_table(health_gold, out, "partition_health_daily")
+        quarantine_gold = conform(quarantine, "quarantine", run_date, None)
+        write_table(quarantine_gold, out, "quarantine")
         if options.state:
             save_state(split(bridged, "partition_state"), options.state, started)
 
@@ -263,8 +263,6 @@ def _judge_and_publish(
     ]
     for row in finding_rows:
         by_kind[row["kind"]] += 1
-    release(compressed)
-    release(bridged)
 
     for f in files:
         f["sha256"] = _sha256(f["path"])
@@ -274,6 +272,28 @@ def _judge_and_publish(
         f["accounted"] = (
             f["lines_read"] == f["lines_parsed"] + f["lines_ignored"] + f["lines_quarantined"]
         )
+    validation = None
+    if options.validate:
+        # DESIGN.md "Validation": the GE suites over what this run wrote
+        from pipeline.quality import validate_run
+
+        with timings.stage("validate"):
+            validation = validate_run(
+                spark,
+                {
+                    "partition_events": ingested.events,
+                    "anomalies": anomalies_gold,
+                    "epoch_lineage": lineage,
+                    "replica_offsets": offsets_gold,
+                    "partition_verdicts": verdicts_gold,
+                    "isr_timeline": isr_timeline,
+                    "partition_health_daily": health_gold,
+                    "quarantine": quarantine_gold,
+                },
+                {"files": files},
+            )
+    release(compressed)
+    release(bridged)
     quarantined = sum(f["lines_quarantined"] for f in files)
     partitions = sum(verdicts.values())
     code = exit_code_for(verdicts, len(finding_rows))
@@ -301,6 +321,7 @@ def _judge_and_publish(
         "verdicts": verdicts,
         "findings_by_kind": by_kind,
         "exit_code": code,
+        "validation": None if validation is None else validation.to_dict(),
     }
     manifest_path = write_manifest(out, manifest)
     return RunSummary(

@@ -16,7 +16,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from pipeline.cli import app, validation_lines
 
 pytestmark = pytest.mark.spark
 
@@ -119,6 +119,45 @@ def test_manifest_accounts_for_every_line(case) -> None:  # type: ignore[no-unty
     assert files["controller-3000/metadata-00000000000000000000.log.txt"]["kind"] == "metadata_dump"
     assert manifest["profile"]["chosen"] == "kraft"
     assert manifest["quarantined_lines"] == 1
+    # DESIGN.md "Validation": every suite ran over what the run wrote, and held
+    validation = manifest["validation"]
+    assert validation["success"] is True
+    assert {s["table"] for s in validation["suites"]} == {
+        "partition_events",
+        "anomalies",
+        "epoch_lineage",
+        "replica_offsets",
+        "partition_verdicts",
+        "isr_timeline",
+        "partition_health_daily",
+        "quarantine",
+        "manifest",
+    }
+    assert "validation: every expectation met" in case[1].output
+
+
+def test_a_failed_expectation_is_printed_one_line_each() -> None:
+    validation = {
+        "success": False,
+        "suites": [
+            {
+                "suite": "gold.anomalies",
+                "expectations": [
+                    {"rule": "not_null", "columns": ["kind"], "success": True},
+                    {
+                        "rule": "offset_non_negative",
+                        "columns": ["offset_start"],
+                        "success": False,
+                        "unexpected_count": 2,
+                        "unexpected_examples": [-3, -1],
+                    },
+                ],
+            }
+        ],
+    }
+    assert validation_lines(validation) == [
+        "gold.anomalies: offset_non_negative(offset_start) failed: 2 unexpected, e.g. [-3, -1]"
+    ]
 
 
 def test_gold_tables_read_as_a_bi_tool_would(case) -> None:  # type: ignore[no-untyped-def]

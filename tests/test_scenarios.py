@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 
 import simulator
+from pipeline.cli import validation_lines
 from pipeline.run import RunOptions, read_table, run_job
 
 pytestmark = pytest.mark.spark
@@ -42,6 +44,36 @@ EXACT = (
 )
 LOOSE = ("kind", "topic", "partition", "leader_epoch", "replica", "offset_start")
 CI_SEEDS = int(os.environ.get("EPOCHTRAIL_CI_SEEDS", "25"))
+CI_VARIED = int(os.environ.get("EPOCHTRAIL_CI_VARIED", "12"))
+
+
+def varied(count: int, draw: int) -> dict[str, tuple[int, dict[str, Any]]]:
+    """``random`` clusters beyond the default knobs: each random era
+    (kraft, kraft-elr, zk-epoch), 1-5 brokers, 1-2 topics, 1-3 partitions,
+    60-180 s, produce and fault rates from calm to busy, and either rule
+    mutation at even odds. Drawn from a fixed seed: the same clusters every
+    run (``draw`` 0 for CI, 1 for the slow run)."""
+    rng = random.Random(draw)
+    out = {}
+    for i in range(count):
+        knobs: dict[str, Any] = {
+            "era": rng.choice(["kraft", "kraft-elr", "zk-epoch"]),
+            "brokers": rng.randint(1, 5),
+            "topics": rng.randint(1, 2),
+            "partitions": rng.randint(1, 3),
+            "duration": rng.choice([60, 120, 180]),
+            "produce_rate": rng.choice([0.5, 2.0, 4.0]),
+            "fault_rate": rng.choice([0.0, 1.0, 2.0, 4.0]),
+        }
+        if rng.random() < 0.3:
+            knobs["mutation_lagging_isr_join"] = 0.5
+        if rng.random() < 0.3:
+            knobs["mutation_acks_all_under_min_isr"] = 0.5
+        seed = 1000 + draw * 1000 + i
+        out[f"varied-{seed}"] = (seed, knobs)
+    return out
+
+
 #: Disagreements found and not yet resolved, stated exactly so that any change
 #: (fixed, or a new one) fails the test. None now: random-25 (replica 3 lost
 #: [608, 875) in an unclean shutdown; the truth measured it against 845, the
@@ -164,6 +196,8 @@ def compare(
 def judge_fleet(root: Path, out: Path) -> dict[str, list[str]]:
     summary = run_job(RunOptions(paths=[str(root)], out=str(out)))
     assert summary.quarantined_lines == 0
+    # every table of every era's simulated cluster meets the validation suites
+    assert validation_lines(summary.manifest["validation"]) == []
     found: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in read_table(str(out), "anomalies"):
         found[row["cluster"]].append(row)
@@ -192,19 +226,23 @@ def test_named_scenarios_and_random_seeds_match_their_truth(spark, tmp_path) -> 
         simulator.simulate(name, root / f"cluster={name}", seed=0)
     for seed in range(1, CI_SEEDS + 1):
         simulator.simulate("random", root / f"cluster=random-{seed}", seed=seed)
+    for name, (seed, knobs) in varied(CI_VARIED, 0).items():
+        simulator.simulate("random", root / f"cluster={name}", seed=seed, **knobs)
 
     result = judge_fleet(root, tmp_path / "out")
 
     disagreements = {c: p for c, p in result.items() if p}
     assert disagreements == {c: p for c, p in KNOWN_DISAGREEMENTS.items() if c in result}
-    assert len(result) == len(NAMED) + CI_SEEDS
+    assert len(result) == len(NAMED) + CI_SEEDS + CI_VARIED
 
 
 @pytest.mark.slow
-def test_two_hundred_random_seeds_match_their_truth(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_two_hundred_seeds_and_a_hundred_varied_clusters_match_their_truth(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
     root = tmp_path / "fleet"
     for seed in range(1, 201):
         simulator.simulate("random", root / f"cluster=random-{seed}", seed=seed)
+    for name, (seed, knobs) in varied(100, 1).items():
+        simulator.simulate("random", root / f"cluster={name}", seed=seed, **knobs)
     result = judge_fleet(root, tmp_path / "out")
     disagreements = {c: p for c, p in result.items() if p}
     assert disagreements == {c: p for c, p in KNOWN_DISAGREEMENTS.items() if c in result}
