@@ -312,32 +312,19 @@ def build_suite(table: str) -> Suite:
             rules.append(
                 ("line_no_positive", gxe.ExpectColumnValuesToBeBetween(column=f.name, min_value=1))
             )
+
+    def at_most(low: str, high: str) -> Any:
+        """``low <= high`` on every row holding both."""
+        return gxe.ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A=high, column_B=low, or_equal=True, ignore_row_if="either_value_is_missing"
+        )
+
     if "hwm" in names and "leo" in names:
         # A replica's HWM never passes its own log end (Kafka clamps it to LEO).
-        rules.append(
-            (
-                "hwm_le_leo",
-                gxe.ExpectColumnPairValuesAToBeGreaterThanB(
-                    column_A="leo",
-                    column_B="hwm",
-                    or_equal=True,
-                    ignore_row_if="either_value_is_missing",
-                ),
-            )
-        )
+        rules.append(("hwm_le_leo", at_most("hwm", "leo")))
     if "offset_start" in names and "offset_end" in names:
         # [offset_start, offset_end) is half-open: it may be empty, never reversed.
-        rules.append(
-            (
-                "range_ordered",
-                gxe.ExpectColumnPairValuesAToBeGreaterThanB(
-                    column_A="offset_end",
-                    column_B="offset_start",
-                    or_equal=True,
-                    ignore_row_if="either_value_is_missing",
-                ),
-            )
-        )
+        rules.append(("range_ordered", at_most("offset_start", "offset_end")))
     for f in schema.fields:
         domain = DOMAINS.get((table, f.name))
         if domain is not None:
