@@ -145,6 +145,18 @@ def _fencing(row: dict[str, Any]) -> Event:
     )
 
 
+def _leader_and_isr(r: dict[str, Any]) -> LeaderAndIsr:
+    return LeaderAndIsr(
+        _origin(r),
+        r["leader"],
+        r["leader_epoch"],
+        _ints(r["isr"]) or (),
+        r["partition_epoch"],
+        r["leader_recovery_state"],
+        r.get("controller_epoch"),
+    )
+
+
 CONVERTERS: dict[str, Callable[[dict[str, Any]], Event]] = {
     "partition_record": _partition_record,
     "partition_change": _partition_change,
@@ -186,28 +198,12 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], Event]] = {
     "become_follower": lambda r: BecomeFollower(
         _origin(r), r["replica"], r["leader_epoch"], r.get("leo"), r.get("leader"), r.get("hwm")
     ),
-    "leader_and_isr": lambda r: LeaderAndIsr(
-        _origin(r),
-        r["leader"],
-        r["leader_epoch"],
-        _ints(r["isr"]) or (),
-        r["partition_epoch"],
-        r["leader_recovery_state"],
-        r.get("controller_epoch"),
-    ),
+    "leader_and_isr": _leader_and_isr,
     # A ZooKeeper partition-state znode holds the same state as the
     # controller's LeaderAndIsr decision it wrote; its zkVersion (the dump's
     # dataVersion, when shown) is the partition epoch. replay/order.py orders
     # it by leader epoch and zkVersion, so a dump without mtime needs no clock.
-    "zk_partition_state": lambda r: LeaderAndIsr(
-        _origin(r),
-        r["leader"],
-        r["leader_epoch"],
-        _ints(r["isr"]) or (),
-        r["partition_epoch"],
-        r["leader_recovery_state"],
-        r.get("controller_epoch"),
-    ),
+    "zk_partition_state": _leader_and_isr,
     "truncation": lambda r: LogTruncated(
         _origin(r),
         r["replica"],
