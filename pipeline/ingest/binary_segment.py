@@ -16,7 +16,7 @@ the outcome rows every text parser produces, so that ``events``,
   number of batches (plus one for unreadable trailing bytes). A unit is
   parsed (it yields events), ignored by rule (a control batch, a batch of
   record types we do not read, a magic 0/1 entry), or quarantined whole
-  (bad CRC, torn, undecodable, unsupported codec).
+  (bad CRC, torn, undecodable, inflating past the limit per batch).
 * ``RAW_LINES`` gets one row per unit whose text is the batch as
   ``kafka-dump-log`` prints its batch line, so evidence and quarantine show
   readable text.
@@ -34,11 +34,12 @@ the outcome rows every text parser produces, so that ``events``,
 
 Memory: local files (``file:``) are opened by path in the executor and read
 by seeking (only ``path`` is selected from the binary file source, so Spark
-never loads ``content``): a data segment costs 61 bytes per batch. Other
-schemes select ``content`` (the whole file in memory, up to Spark's 2 GiB
-binary-file limit). Data-segment CRCs are not checked by default (it means
-reading every byte through a pure-Python CRC-32C; see ``VERIFY_DATA_CRC``);
-metadata batches are always checked.
+never loads ``content``): a data segment is read batch by batch, a large
+batch in pieces of at most 8 MiB. Other schemes select ``content`` (the
+whole file in memory, up to Spark's 2 GiB binary-file limit). Every batch's
+CRC-32C is checked, data segments' included (``VERIFY_DATA_CRC``), with the
+native google-crc32c extension (GB/s; the pure-Python fallback, if the
+extension is missing, runs at about 10 MB/s).
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ from pipeline.ingest.outcome import OUTCOME_ROW, QUARANTINE_TEXT_LIMIT
 
 KINDS = (kafka_binary.METADATA_SEGMENT, kafka_binary.DATA_SEGMENT)
 #: Check data-segment CRCs too (reads every byte; see the module docstring).
-VERIFY_DATA_CRC = False
+#: False reads the 61-byte headers only (``isvalid: not checked``).
+VERIFY_DATA_CRC = True
 #: Rows per Arrow batch handed back to Spark.
 _ROWS_PER_BATCH = 8192
 _HEAD = 64
