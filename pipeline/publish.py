@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -22,16 +23,21 @@ def day(column: str, run_date: str) -> Column:
     return F.coalesce(F.date_format(F.col(column), "yyyy-MM-dd"), F.lit(run_date))
 
 
-def with_evidence_text(anomalies: DataFrame, lines: DataFrame) -> DataFrame:
-    """Fill each evidence reference with its source line (one broadcast join
-    over the numbered input lines; the references are few)."""
+def with_evidence_text(
+    anomalies: DataFrame, lines_of: Callable[[list[str] | None], DataFrame]
+) -> DataFrame:
+    """Fill each evidence reference with its source line: the references
+    are few, so only the files they name are read again (``lines_of``,
+    ``IngestResult.lines_of``), and joined by a broadcast of the keys."""
     refs = anomalies.select("anomaly_id", F.posexplode("evidence").alias("pos", "ref")).select(
         "anomaly_id",
         "pos",
         F.col("ref.source_file").alias("source_file"),
         F.col("ref.line_no").alias("line_no"),
     )
-    keys = refs.select("source_file", "line_no").distinct()
+    keys = refs.select("source_file", "line_no").distinct().localCheckpoint(eager=True)
+    files = [r.source_file for r in keys.select("source_file").distinct().collect()]
+    lines = lines_of(files)
     texts = lines.join(F.broadcast(keys), ["source_file", "line_no"]).select(
         "source_file", "line_no", F.substring("value", 1, EVIDENCE_TEXT_CHARS).alias("text")
     )

@@ -36,25 +36,36 @@ def _local_order() -> list[Column]:
     return [F.col("event_time").asc_nulls_first(), F.col("source_file"), F.col("seq")]
 
 
-def compress(events: DataFrame) -> DataFrame:
+#: A partition's key: the replay groups by it, and every window below is
+#: partitioned by it, so that the events cross the shuffle once.
+PARTITION_KEY = ("cluster", "topic_key", "partition")
+
+
+def compress(streams: DataFrame) -> DataFrame:
     """Drop the inside of each run of identical fetch observations of a
     series (same partition, leader, follower); keep everything else.
 
     A run keeps its first and its last observation: the replay's clock-based
     rules need to know how long a follower stayed at an offset (a follower
     still at offset X just before an ISR expansion is not one that might have
-    caught up unseen), and repeats in between add nothing."""
+    caught up unseen), and repeats in between add nothing.
+
+    The window is partitioned by the partition alone (the series is the
+    first part of its order, and compared with the values): the rows leave
+    it hash-partitioned by :data:`PARTITION_KEY`, which is what the replay's
+    grouping and ``replica_offsets`` need, so neither shuffles again."""
     inside = F.lit(False)
-    series = Window.partitionBy(
-        "cluster", "topic_key", "partition", "observer", "replica", "kind"
-    ).orderBy(*_local_order())
+    series_key = ("observer", "replica", "kind")
+    by_partition = Window.partitionBy(*PARTITION_KEY).orderBy(
+        *[F.col(c).asc_nulls_first() for c in series_key], *_local_order()
+    )
     for kind, fields in SERIES_FIELDS.items():
-        current = F.struct(*[F.col(f) for f in fields])
-        same_as_previous = F.lag(current).over(series).eqNullSafe(current)
-        same_as_next = F.lead(current).over(series).eqNullSafe(current)
+        current = F.struct(*[F.col(f) for f in (*series_key, *fields)])
+        same_as_previous = F.lag(current).over(by_partition).eqNullSafe(current)
+        same_as_next = F.lead(current).over(by_partition).eqNullSafe(current)
         inside = F.when(F.col("kind") == kind, same_as_previous & same_as_next).otherwise(inside)
     return (
-        events.withColumn("_repeated", F.coalesce(inside, F.lit(False)))
+        streams.withColumn("_repeated", F.coalesce(inside, F.lit(False)))
         .filter(~F.col("_repeated"))
         .drop("_repeated")
     )

@@ -202,12 +202,12 @@ def _judge_and_publish(
     with timings.stage("reconstruct_replay"):
         # Each computed once and cut from its plan (session.materialise):
         # every table below is a few narrow plans over their rows.
-        compressed = materialise(compress(with_topic_key(ingested.events)))
-        bridged = materialise(replay_partitions(partition_streams(compressed), settings, states))
+        compressed = materialise(compress(partition_streams(with_topic_key(ingested.events))))
+        bridged = materialise(replay_partitions(compressed, settings, states))
 
     out = options.out
     with timings.stage("publish"):
-        anomalies = with_evidence_text(split(bridged, "anomalies"), ingested.lines)
+        anomalies = with_evidence_text(split(bridged, "anomalies"), ingested.lines_of)
         quarantine = ingested.quarantine
         if options.redact:
             anomalies, quarantine = redact(anomalies), redact_quarantine(quarantine)

@@ -13,6 +13,14 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 DEFAULT_MASTER = "local[*]"
+#: One Spark partition per file block of this size, never two blocks in one
+#: (``openCostInBytes`` = ``maxPartitionBytes``): ingest numbers a line by
+#: its index in its partition (pipeline/ingest/lines.py).
+FILE_BLOCK_BYTES = 256 << 20
+#: Hadoop's line reader skips (without holding it) a line longer than this:
+#: the JVM never builds a "line" of a file with no line breaks. Lines longer
+#: than 1 MiB are quarantined unparsed anyway (DESIGN.md "Hostile input").
+MAX_LINE_BYTES = 64 << 20
 
 
 class JavaMissing(RuntimeError):
@@ -54,12 +62,20 @@ def get_spark(master: str | None = None, app_name: str = "epochtrail") -> SparkS
         .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile=file:{log_config}")
         .config("spark.sql.session.timeZone", "UTC")
         .config(
-            "spark.sql.shuffle.partitions", os.environ.get("EPOCHTRAIL_SHUFFLE_PARTITIONS", "8")
+            "spark.sql.shuffle.partitions",
+            os.environ.get("EPOCHTRAIL_SHUFFLE_PARTITIONS", str(os.cpu_count() or 2)),
         )
+        .config("spark.sql.files.maxPartitionBytes", str(FILE_BLOCK_BYTES))
+        .config("spark.sql.files.openCostInBytes", str(FILE_BLOCK_BYTES))
+        .config("spark.hadoop.mapreduce.input.linerecordreader.line.maxlength", str(MAX_LINE_BYTES))
         .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.driver.memory", os.environ.get("EPOCHTRAIL_DRIVER_MEMORY", "2g"))
         .config("spark.sql.files.ignoreCorruptFiles", "false")
+        # Every Column call would otherwise capture the Python call site over
+        # several py4j round trips (Spark 4): most of the cost of building the
+        # readers' plans, for error messages no user of the CLI sees.
+        .config("spark.python.sql.dataFrameDebugging.enabled", "false")
     )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

@@ -75,4 +75,6 @@ FILE_KINDS: tuple[str, ...] = (
     #: binary data-partition segment files (batch headers only)
     "data_segment",
     "znode_dump",
+    #: a file that is not text (zero-filled indexes, heap dumps): not read as lines
+    "binary",
 )

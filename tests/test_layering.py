@@ -40,3 +40,34 @@ def test_the_simulator_never_imports_the_replay_core_or_the_pipeline() -> None:
         if module.split(".")[0] in {"replay", "pipeline", "schemas"}
     ]
     assert offending == []
+
+
+def _ingest_modules_imported(path: Path) -> set[str]:
+    """The ``pipeline.ingest`` modules a file imports (``from pipeline.ingest
+    import x`` and ``from pipeline.ingest.x import y`` alike)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module == "pipeline.ingest":
+            out |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+            "pipeline.ingest."
+        ):
+            out.add((node.module or "").split(".")[2])
+    return out
+
+
+def test_ingest_reads_in_one_direction() -> None:
+    """plan.py composes the readers; a reader depends on the line table and
+    the shared outcome row, never on the plan; the line table depends on no
+    reader (issue 11 item 5: no import circle, a plan that shows)."""
+    folder = ROOT / "pipeline" / "ingest"
+    readers = {
+        "request_log", "request_fast", "broker_log", "metadata_dump", "segment_dump",
+        "znode_dump", "checkpoint", "binary_segment", "kafka_binary", "bundle",
+    }  # fmt: skip
+    imports = {p.stem: _ingest_modules_imported(p) for p in folder.glob("*.py")}
+    assert imports["lines"] & (readers | {"plan", "sniff"}) == {"bundle"}
+    assert imports["outcome"] == set()
+    offending = {name: got & {"plan", "sniff"} for name, got in imports.items() if name in readers}
+    assert {k: v for k, v in offending.items() if v} == {}
+    assert imports["__init__"] == {"plan"}

@@ -60,7 +60,8 @@ Lines as people paste them into tickets:
   whole message of a template we read.
 * Re-flowed lines. An *open start* is a line that needs a look, is at most
   8 KiB, is no JSON line, starts one of our templates and does not match it.
-  Pass 1 collects their row ids (:func:`block_aggregates`). Its pair is the
+  The pass over the bytes quarantines it and flags it; after the lines are
+  numbered, its pair is looked for (``plan._reflow``). Its pair is the
   next physical line of the same file when that line is readable (valid
   UTF-8, at most 8 KiB, not blank), has no layout head, is no JSON line and
   does not need a look itself (so it cannot be an open start, or a line
@@ -68,15 +69,16 @@ Lines as people paste them into tickets:
   blanks around the break removed when the next line is indented (a space
   or tab: the break replaced a space), else ``first + next`` (a terminal's
   wrap), then ``first + " " + next``. A pair is kept when its joined text
-  yields an event through the same stages (:func:`reflow_pairs`, decided
-  once when ``ingest`` is called). One continuation line at most: bounded
+  yields an event through the same stages (:func:`reflow_pairs`, reading
+  again only the files where an open start was found). One continuation
+  line at most: bounded
   and exact. A stack trace after a WARN/ERROR never completes a template,
   so it stays ignored by rule; an open start with no pair is quarantined as
   an unrecognised message, as before.
   Accounting of a kept pair: the first line is *parsed* (its event's
-  evidence, event time from its head); the continuation line, which pass 2
-  never looks at, is also counted as *parsed*, as part of its pair
-  (:func:`reflow_parts`, added to ``lines_parsed`` per file), so read =
+  evidence, event time from its head); the continuation line, which the
+  pass never looks at, is also counted as *parsed*, as part of its pair
+  (added to ``lines_parsed`` per file), so read =
   parsed + ignored + quarantined still holds exactly.
 
 ``isr_updated.under_min_isr`` (5.3): true for the 3.6+ ``(under-min-isr)``
@@ -363,28 +365,33 @@ _PLAIN_BODY_GROUP = re.compile(_PLAIN_BODY).groups
 
 
 def _plain_body(value: Column) -> Column:
-    """Pass 1's view of a line's message body (one regex, so that the
-    expression stays small inside the pass-1 aggregate)."""
+    """A line's message body: without its layout head and logIdent prefix
+    (one regex)."""
     return F.regexp_extract(value, _PLAIN_BODY, _PLAIN_BODY_GROUP)
 
 
-def marks_file(value: Column) -> Column:
-    """True for a line that says "this file is a broker log": one of the
-    messages we read, in the log4j pattern layout, in a JSON layout, or a
-    whole message of a template we read without any layout (a line pasted
-    into a ticket). A request log quotes anything in a client id, so its
-    ``Completed request:`` lines never count."""
-    window = F.substring(value, 1, _HEAD_WINDOW)
-    prefix_less = _plain_body(value).rlike(_ANY_TEMPLATE)
-    return (
-        has_marker(value)
-        & ~request_log.marks_file(value)
-        & (
-            window.rlike(_HEAD)
-            | (window.rlike(_JSON_HEAD) & _json_message_keys(value))
-            | F.coalesce(prefix_less, F.lit(False))
-        )
-    )
+_HEAD_RE = re.compile(_HEAD)
+_JSON_HEAD_RE = re.compile(_JSON_HEAD)
+_PLAIN_BODY_RE = re.compile(_PLAIN_BODY)
+_ANY_TEMPLATE_RE = re.compile(_ANY_TEMPLATE)
+
+
+def marks_line(line: str) -> bool:
+    """A line that says "this file is a broker log" (``sniff.classify``):
+    one of the messages we read, in the log4j pattern layout, in a JSON
+    layout, or a whole message of a template we read without any layout (a
+    line pasted into a ticket). A request log quotes anything in a client
+    id, so its ``Completed request:`` lines never count."""
+    head = line[:_MARKER_WINDOW]
+    if not any(m in head for m in _MARKERS) or request_log.marks_line(line):
+        return False
+    window = line[:_HEAD_WINDOW]
+    if _HEAD_RE.search(window):
+        return True
+    if _JSON_HEAD_RE.search(window) and ('"message"' in head or '"short_message"' in head):
+        return True
+    body = _PLAIN_BODY_RE.match(line)
+    return body is not None and bool(_ANY_TEMPLATE_RE.search(body.group(_PLAIN_BODY_GROUP)))
 
 
 def needs_a_look(value: Column) -> Column:
@@ -418,11 +425,6 @@ def open_start(value: Column) -> Column:
     )
 
 
-def block_aggregates(value: Column, row_id: Column) -> dict[str, Column]:
-    """Pass 1: the row ids of open starts (rare: a line cut or re-flowed)."""
-    return {"bl_open_starts": F.collect_list(F.when(open_start(value), row_id))}
-
-
 def _strip_end(text: Column) -> Column:
     return F.regexp_replace(text, r"[ \t]+$", "")
 
@@ -431,38 +433,21 @@ def _strip_start(text: Column) -> Column:
     return F.regexp_replace(text, r"^[ \t]+", "")
 
 
-def reflow_pairs(numbered: DataFrame, offsets: DataFrame) -> DataFrame | None:
-    """The re-joined pairs of every broker log: (source_file, line_no of the
-    first line, joined text), or None when no file has an open start.
-
-    Runs when ``ingest`` is called, and reads the input a second time only
-    when pass 1 found an open start in a broker log (the pair's lines are
-    looked up by file and line number, a broadcast join). The rule (module
+def reflow_pairs(starts: DataFrame, lines: DataFrame) -> DataFrame:
+    """The re-joined pairs: (source_file, line_no of the first line,
+    observer, line_time, joined text, events), for the open starts the pass
+    found (``starts``: source_file, start, observer) and the numbered lines
+    of their files (``lines``: source_file, line_no, value). The rule (module
     docstring, "Re-flowed lines") is decided here, on the pairs alone, with
-    the same stages as pass 2, so pass 2 parses exactly the pairs kept here.
+    the same stages as every other broker-log line.
     """
-    opened = offsets.filter((F.col("kind") == KIND) & (F.size("bl_open_starts") > 0)).select(
-        "source_file",
-        "observer",
-        "first_row_id",
-        "lines_before",
-        F.explode("bl_open_starts").alias("row_id"),
-    )
-    starts = opened.select(
-        "source_file",
-        "observer",
-        (F.col("row_id") - F.col("first_row_id") + F.col("lines_before") + 1).alias("start"),
-    )
-    starts = starts.orderBy("source_file", "start").limit(REFLOW_LIMIT).localCheckpoint()
-    if starts.isEmpty():
-        return None
     wanted = starts.select(
         "source_file", "start", F.explode(F.array(F.lit(0), F.lit(1))).alias("role")
     ).select("source_file", "start", "role", (F.col("start") + F.col("role")).alias("line_no"))
-    lines = numbered.select("source_file", "line_no", "value").join(
+    found = lines.select("source_file", "line_no", "value").join(
         F.broadcast(wanted), ["source_file", "line_no"]
     )
-    two = lines.groupBy("source_file", "start").agg(
+    two = found.groupBy("source_file", "start").agg(
         F.max(F.when(F.col("role") == 0, F.col("value"))).alias("first"),
         F.max(F.when(F.col("role") == 1, F.col("value"))).alias("next"),
     )
@@ -489,64 +474,46 @@ def reflow_pairs(numbered: DataFrame, offsets: DataFrame) -> DataFrame | None:
             "source_file",
             F.col("start").alias("line_no"),
             "observer",
-            F.lit(KIND).alias("kind"),
             F.posexplode(variants).alias("variant", "value"),
         )
     )
     judged = (
-        candidates.select("*", F.lit(None).cast("string").alias("bl_joined"))
-        .transform(lambda df: with_cheap_columns(df, F.lit(True)))
+        candidates.transform(lambda df: with_cheap_columns(df, F.lit(True)))
         .transform(with_parsed)
         .transform(with_verdict)
     )
-    # An outer generator between the stages and the filter, as in pass 2
-    # (pipeline/ingest/__init__.py): a filter is never pushed below it, so the
-    # optimizer cannot inline the stages' expressions into the filter.
+    # An outer generator between the stages and the filter (as in the pass,
+    # plan.py): a filter is never pushed below it, so the optimizer cannot
+    # inline the stages' expressions into the filter.
     verdicts = judged.select(
         "source_file",
         "line_no",
+        "observer",
         "variant",
-        "value",
         F.explode_outer(
             F.array(
                 F.struct(
                     F.col("bl_quarantine").alias("reason"),
-                    F.coalesce(F.size("bl_events"), F.lit(0)).alias("events"),
+                    F.col("bl_events").alias("events"),
+                    F.col("bl_time").alias("line_time"),
+                    F.col("value").alias("joined"),
                 )
             )
         ).alias("v"),
     )
-    ok = verdicts.filter(F.col("v.reason").isNull() & (F.col("v.events") > 0))
-    best = ok.groupBy("source_file", "line_no").agg(
-        F.min_by(F.col("value"), F.col("variant")).alias("joined")
+    has_events = F.coalesce(F.size("v.events"), F.lit(0)) > 0
+    ok = verdicts.filter(F.col("v.reason").isNull() & has_events)
+    best = ok.groupBy("source_file", "line_no", "observer").agg(
+        F.min_by(F.col("v"), F.col("variant")).alias("v")
     )
-    return best.localCheckpoint(eager=True)
-
-
-def reflow_parts(pairs: DataFrame | None) -> DataFrame | None:
-    """Per file, the continuation lines counted as parsed (as part of their pair)."""
-    if pairs is None:
-        return None
-    return pairs.groupBy("source_file").agg(F.count(F.lit(1)).alias("parts"))
-
-
-def with_reflow(df: DataFrame, pairs: DataFrame | None, is_broker_log: Column) -> DataFrame:
-    """``bl_joined``: the re-joined text of a pair's first line, else null."""
-    if pairs is None:
-        return df.select("*", F.lit(None).cast("string").alias("bl_joined"))
-    p = F.broadcast(
-        pairs.select(
-            F.col("source_file").alias("bl_rf_file"),
-            F.col("line_no").alias("bl_rf_line"),
-            F.col("joined").alias("bl_joined"),
-        )
-    )
-    cond = (
-        is_broker_log
-        & (F.col("source_file") == F.col("bl_rf_file"))
-        & (F.col("line_no") == F.col("bl_rf_line"))
-    )
-    return df.join(p, cond, "left").drop("bl_rf_file", "bl_rf_line")
+    return best.select(
+        "source_file",
+        "line_no",
+        "observer",
+        F.col("v.line_time").alias("line_time"),
+        F.col("v.joined").alias("joined"),
+        F.col("v.events").alias("events"),
+    ).localCheckpoint(eager=True)
 
 
 # --- stage 1: string tests -----------------------------------------------------------
@@ -575,14 +542,14 @@ def _json_time(parsed: Column) -> Column:
 
 
 def with_cheap_columns(df: DataFrame, is_broker_log: Column) -> DataFrame:
-    """Stage 1 (needs ``bl_joined`` from :func:`with_reflow`)."""
+    """Stage 1: the layout, the time, the prefix and the template."""
     v0 = F.col("value")
     staged = df.select(
         "*",
         F.when(is_broker_log, unreadable_reason(v0)).alias("bl_unreadable"),
     )
     readable = is_broker_log & F.col("bl_unreadable").isNull() & needs_a_look(v0)
-    v = F.coalesce(F.col("bl_joined"), v0)
+    v = v0
     staged = staged.select("*", F.when(readable, v).alias("bl_value"))
     r = F.col("bl_value")
     head_text = F.substring(F.when(is_broker_log, v), 1, _HEAD_WINDOW)

@@ -29,13 +29,15 @@ entry is parsed.
   (``Invalid topic ID in partition metadata file (...)``).
 
 Files are recognised by name and content (the first line an int, or
-``version`` for partition.metadata). They are small by nature (one line per
-partition at most), so pass 1 collects their lines whole (the first 8 KiB of
-each) and the verdicts are computed from pass 1's small result: checkpoint
-outcomes never rescan the input.
+``version`` for partition.metadata; ``sniff.py``). They are small by nature
+(one line per partition at most), so the driver reads them whole and the
+verdicts are computed from those lines: checkpoint outcomes never scan the
+input in Spark.
 """
 
 from __future__ import annotations
+
+import re
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -76,32 +78,27 @@ def name_of(source_file: Column) -> Column:
     return out
 
 
-# --- pass 1 -------------------------------------------------------------------
+# --- recognition ---------------------------------------------------------------------
 
 
-def block_aggregates(value: Column, row_id: Column, source_file: Column) -> dict[str, Column]:
-    """Per block of a checkpoint-named file: its first line (the content test
-    of :func:`is_checkpoint`) and every line (these files are small)."""
-    name = name_of(source_file)
-    line = F.struct(
-        row_id.alias("row_id"),
-        F.substring(value, 1, QUARANTINE_TEXT_LIMIT + 1).alias("text"),
-        unreadable_reason(value).alias("unreadable"),
-    )
-    return {
-        "cp_first_line": F.min_by(F.when(name.isNotNull(), F.substring(value, 1, 64)), row_id),
-        "cp_lines": F.collect_list(F.when(name.isNotNull(), line)),
-    }
+_INT_RE = re.compile(_INT)
 
 
-def is_checkpoint(source_file: Column, first_line: Column) -> Column:
+def checkpoint_name(path: str) -> str | None:
+    """The checkpoint file name of a path, else None."""
+    return next((n for n in NAMES if path.endswith("/" + n)), None)
+
+
+def is_checkpoint_file(path: str, first_line: str | None) -> bool:
     """By name, then by content: a leading int line (partition.metadata:
     ``version``). ``first_line`` is the first line of the file."""
-    name = name_of(source_file)
-    looks = F.when(name == PARTITION_METADATA, first_line.startswith("version")).otherwise(
-        first_line.rlike(_INT)
-    )
-    return name.isNotNull() & F.coalesce(looks, F.lit(False))
+    name = checkpoint_name(path)
+    if name is None or first_line is None:
+        return False
+    head = first_line[:64]
+    if name == PARTITION_METADATA:
+        return head.startswith("version")
+    return bool(_INT_RE.search(head))
 
 
 # --- verdicts -------------------------------------------------------------------
@@ -207,27 +204,21 @@ def _partition_metadata(lines: Column, location: Column) -> tuple[Column, Column
     return reason, topic_id
 
 
-def outcomes(offsets: DataFrame) -> DataFrame:
-    """The outcome rows of every line of the checkpoint files we read:
-    (source_file, line_no, observer, line_time, metadata_offset, pos,
-    <OUTCOME_ROW fields>), like ``pipeline.ingest._outcomes``. Lines with no
-    row (a good file's version and count lines) are ignored by rule."""
-    from pipeline.ingest import lines as lines_  # lines.py imports this module
-
-    per_block = offsets.filter(F.col("kind") == KIND).select(
+def outcomes(lines: DataFrame) -> DataFrame:
+    """The outcome rows of every line of the checkpoint files ``lines``
+    (source_file, idx, observer, value: files read whole, so ``idx`` is the
+    line's index in its file): (source_file, line_no, observer, line_time,
+    metadata_offset, pos, <OUTCOME_ROW fields>). Lines with no row (a good
+    file's version and count lines) are ignored by rule. Kafka judges a
+    checkpoint file whole, and so do these verdicts."""
+    value = F.col("value")
+    per_block = lines.select(
         "source_file",
         "observer",
-        F.explode(
-            F.transform(
-                "cp_lines",
-                lambda x: F.struct(
-                    lines_.line_no(x["row_id"], F.col("first_row_id"), F.col("lines_before")).alias(
-                        "line_no"
-                    ),
-                    x["text"].alias("text"),
-                    x["unreadable"].alias("unreadable"),
-                ),
-            )
+        F.struct(
+            (F.col("idx") + 1).alias("line_no"),
+            F.substring(value, 1, QUARANTINE_TEXT_LIMIT + 1).alias("text"),
+            unreadable_reason(value).alias("unreadable"),
         ).alias("l"),
     )
     files = per_block.groupBy("source_file", "observer").agg(
@@ -303,15 +294,3 @@ def outcomes(offsets: DataFrame) -> DataFrame:
         F.posexplode(rows).alias("pos", "row"),
     )
     return exploded.select("*", "row.*").drop("row")
-
-
-def topic_names(checkpoint_outcomes: DataFrame, cluster: str) -> DataFrame:
-    """(cluster, topic_id, topic) from good partition.metadata files."""
-    from pipeline.ingest import lines as lines_
-
-    return checkpoint_outcomes.filter(
-        (F.col("kind") == "topic_record") & F.col("topic").isNotNull()
-        & F.col("topic_id").isNotNull()
-    ).select(
-        lines_.cluster(F.col("source_file"), cluster).alias("cluster"), "topic_id", "topic"
-    )  # fmt: skip

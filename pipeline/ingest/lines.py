@@ -1,33 +1,48 @@
-"""Reading, numbering and classifying the raw lines of every input file.
+"""The line table: every line of every text file, with where it sits.
 
-Pass 1 (:func:`index_blocks`) is one cheap aggregate over every line: per
-(file, block) the first row id and line count (for exact line numbers), the
-marks that decide each file's kind, and a few tiny collections the parsers
-need (dump section starts, topic records). Everything downstream joins its
-small result back with a broadcast; no data goes to the driver.
+Two routes, one shape (``source_file, block_start, idx, value``):
+
+* **small files** (``sniff.py`` read them whole on the driver): cut into
+  lines there, exactly as Hadoop's reader cuts them (LF, CR, CRLF), and
+  handed to Spark as rows, so thousands of tiny files cost no file scan;
+* **large files**: Spark's text source, one scan per artefact family, with
+  file splits that are never packed together (``spark.sql.files.
+  openCostInBytes`` = ``maxPartitionBytes``, set by ``session.get_spark``):
+  each Spark partition reads exactly one block of one file, so a line's
+  index in its partition is its index in its block (``idx``).
+
+A line's place in its file is ``pos = 2 * block_start + idx``: a block
+holds at most (its length + 1) lines, each starting at one of its bytes, so
+the positions of one block never reach the next block's (2 * its start). The
+readers order and join lines by ``pos``; line numbers come after the single
+pass over the bytes: per block, the lines read are Spark's own input metric
+for the task that read it (``plan.py``), and a line's number is the lines of
+the earlier blocks of its file plus ``idx + 1``.
+
+Listing rules (``list_files``), observers and clusters from paths are here
+too; this module depends on no reader.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+import pyarrow as pa  # type: ignore[import-untyped]
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pipeline.ingest import (
-    broker_log,
-    checkpoint,
-    metadata_dump,
-    request_log,
-    segment_dump,
-    znode_dump,
-)
 from pipeline.ingest import bundle as bundle_
 from pipeline.ingest.outcome import long_substr
+
+#: ``idx`` from ``monotonically_increasing_id``: the row's index in its
+#: partition is in the lower 33 bits.
+_IDX_MASK = (1 << 33) - 1
+#: The columns every line table has (readers add ``observer`` and ``kind``).
+LINE_COLUMNS = ("source_file", "block_start", "idx", "pos", "value", "scanned")
 
 UNRECOGNISED = "unrecognised"
 
@@ -52,56 +67,6 @@ def cluster_of(path: str, default: str) -> str:
     """:func:`cluster` for one path, on the driver."""
     match = re.match(_CLUSTER_DIR, path)
     return match.group(1) if match else default
-
-
-def read_lines(
-    spark: SparkSession,
-    paths: list[str],
-    bundles: Sequence[bundle_.Bundle] = (),
-    files: Sequence[str] | None = None,
-) -> tuple[DataFrame, list[str]]:
-    """Every line of every file under ``paths``, and the files themselves.
-
-    Returns (source_file, block_start, row_id, value) and the listed files.
-    ``files`` is the explicit list to read (:func:`list_files` of ``paths``
-    when not given; ``ingest`` passes it without the binary log files).
-    Files are found by content, so every file is read (Spark's text source
-    decompresses ``.gz`` and friends by extension). A corrupt compressed
-    file yields the lines read before the damage instead of failing the run
-    (DESIGN.md: nothing in the input is fatal).
-
-    ``row_id`` is assigned before any filter: ids are consecutive within a
-    Spark partition, and a partition reads its file blocks one after the
-    other, so ``row_id - min(row_id) of the (file, block)`` is the line's
-    index inside the block (see :func:`block_offsets`).
-    """
-    if not paths:
-        raise ValueError("ingest needs at least one input path")
-    if files is None:
-        files = list_files(spark, paths)
-    if not files:
-        empty = spark.createDataFrame(
-            [], "source_file string, block_start long, row_id long, value string"
-        )
-        return empty, []
-    # Explicit files (list_files): Spark's own listing would skip the
-    # ``__cluster_metadata-0/`` folder of a Kafka data dir.
-    # recursiveFileLookup also turns off partition inference (a cluster=NAME/
-    # folder must stay part of the path, not become a column).
-    text = (
-        spark.read.option("recursiveFileLookup", "true")
-        .option("ignoreCorruptFiles", "true")
-        .text([escape_glob(f) for f in files])
-    )
-    raw = text.select(
-        member_path(F.col("_metadata.file_path"), bundles).alias("source_file"),
-        F.col("_metadata.file_block_start").alias("block_start"),
-        F.monotonically_increasing_id().alias("row_id"),
-        F.col("value"),
-    )
-    # inputFiles() is the driver's file listing (already done by read): it
-    # is how a file with no line at all still gets its file_stats row.
-    return raw, [member_path_of(spark_file_path(p), bundles) for p in text.inputFiles()]
 
 
 # --- listing ---------------------------------------------------------------------------
@@ -254,146 +219,113 @@ def observer(source_file: Column, broker_id: int | None) -> Column:
     return F.coalesce(from_path.try_cast("int"), F.lit(broker_id).cast("int"))
 
 
-def index_blocks(raw: DataFrame, collect: Mapping[str, Column]) -> DataFrame:
-    """Pass 1: per (file, block) of the scan, the numbering base, the kind
-    marks and the ``collect`` aggregates (which must stay tiny)."""
-    value = F.col("value")
-    return raw.groupBy("source_file", "block_start").agg(
-        F.min("row_id").alias("first_row_id"),
-        F.count(F.lit(1)).alias("lines"),
-        F.count_if(request_log.marks_file(value)).alias("request_log_marks"),
-        F.count_if(metadata_dump.marks_file(value)).alias("metadata_dump_marks"),
-        F.count_if(broker_log.marks_file(value)).alias("broker_log_marks"),
-        F.count_if(segment_dump.marks_file(value)).alias("segment_dump_marks"),
-        F.count_if(segment_dump.metadata_header(value)).alias("metadata_headers"),
-        F.count_if(znode_dump.marks_file(value)).alias("znode_dump_marks"),
-        *[agg.alias(name) for name, agg in collect.items()],
+# --- the two routes ----------------------------------------------------------------
+
+
+def position(block_start: Column, idx: Column) -> Column:
+    """A line's place in its file (module docstring)."""
+    return block_start * 2 + idx
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """Lines as Hadoop's LineReader cuts them: at LF, CR or CRLF; a final
+    terminator ends the last line, it does not start an empty one (bytes'
+    ``splitlines`` knows exactly these three terminators)."""
+    return data.splitlines()
+
+
+def small_lines(
+    spark: SparkSession, files: Sequence[tuple[str, bytes]], bundles: Sequence[bundle_.Bundle]
+) -> DataFrame:
+    """The lines of files read whole on the driver: (listed path, content)."""
+    names: list[str] = []
+    idx: list[int] = []
+    values: list[bytes] = []
+    for path, content in files:
+        name = member_path_of(path, bundles)
+        for i, line in enumerate(split_lines(content)):
+            names.append(name)
+            idx.append(i)
+            values.append(line)
+    table = pa.table(
+        {
+            "source_file": pa.array(names, pa.string()),
+            "idx": pa.array(idx, pa.int64()),
+            "raw": pa.array(values, pa.binary()),
+        }
     )
-
-
-def file_kind(
-    request_log_marks: Column,
-    metadata_dump_marks: Column,
-    broker_log_marks: Column,
-    is_checkpoint: Column,
-    segment_dump_marks: Column | None = None,
-    metadata_headers: Column | None = None,
-    znode_dump_marks: Column | None = None,
-) -> Column:
-    """Kind by content: a checkpoint by name and first line (it is tiny and
-    has no other mark), else the file's lines vote (a request log may quote
-    anything in a client id, a dump may hold anything in a payload, a broker
-    log may carry a stray request-log line); ties keep the older kinds.
-
-    A data-log dump is decided by its ``Dumping`` headers alone (no other
-    file kind has a line starting ``Dumping ``): some header names a file
-    that is not the metadata log and none names the metadata log. Its
-    record payloads may look like anything (even a metadata envelope), so
-    they never vote.
-
-    A ZooKeeper znode dump is decided by its partition-state JSON lines
-    (``{"controller_epoch":..,"leader_epoch":..}`` at the start of a line,
-    keys no other artefact writes in snake case) when they outnumber the
-    broker-log and metadata-dump marks (a log may quote a state, not start
-    a line with one)."""
-    rl, md, bl = request_log_marks, metadata_dump_marks, broker_log_marks
-    sd = F.lit(0) if segment_dump_marks is None else segment_dump_marks
-    mh = F.lit(0) if metadata_headers is None else metadata_headers
-    zn = F.lit(0) if znode_dump_marks is None else znode_dump_marks
-    return (
-        F.when(is_checkpoint, F.lit(checkpoint.KIND))
-        .when((rl > md) & (rl >= bl), F.lit(request_log.KIND))
-        .when((sd > 0) & (mh == 0), F.lit(segment_dump.KIND))
-        .when((zn > 0) & (zn > md) & (zn > bl), F.lit(znode_dump.KIND))
-        .when((md > 0) & (md >= bl), F.lit(metadata_dump.KIND))
-        .when(bl > 0, F.lit(broker_log.KIND))
-        .otherwise(F.lit(UNRECOGNISED))
-    )
-
-
-def block_offsets(blocks: DataFrame, broker_id: int | None) -> DataFrame:
-    """Per block: lines in the file's earlier blocks, the file's kind,
-    observer and line count. Blocks of one file are ordered by their start."""
-    by_file = Window.partitionBy("source_file")
-    earlier = by_file.orderBy("block_start").rowsBetween(Window.unboundedPreceding, -1)
-    return blocks.select(
-        "*",
-        F.coalesce(F.sum("lines").over(earlier), F.lit(0)).alias("lines_before"),
-        F.sum("lines").over(by_file).alias("lines_read"),
-        file_kind(
-            F.sum("request_log_marks").over(by_file),
-            F.sum("metadata_dump_marks").over(by_file),
-            F.sum("broker_log_marks").over(by_file),
-            checkpoint.is_checkpoint(
-                F.col("source_file"),
-                # the file's first line: that of its first block
-                F.max(F.when(F.col("block_start") == 0, F.col("cp_first_line"))).over(by_file),
-            ),
-            F.sum("segment_dump_marks").over(by_file),
-            F.sum("metadata_headers").over(by_file),
-            F.sum("znode_dump_marks").over(by_file),
-        ).alias("kind"),
-        observer(F.col("source_file"), broker_id).alias("observer"),
-    )
-
-
-def line_no(row_id: Column, first_row_id: Column, lines_before: Column) -> Column:
-    """1-based line number within the file of a row of pass 1."""
-    return row_id - first_row_id + lines_before + 1
-
-
-def number_lines(raw: DataFrame, offsets: DataFrame) -> DataFrame:
-    """(source_file, line_no, observer, kind, value) for every line.
-
-    The numbering holds only if this scan splits and packs the files as
-    pass 1's did. Both follow the session's ``spark.sql.files.*`` settings
-    and its default parallelism, and the files must not change in between.
-    A row outside its block's known range proves otherwise: the job fails
-    with that message rather than attach wrong line numbers to evidence.
-    """
-    small = offsets.select(
-        "source_file", "block_start", "first_row_id", "lines", "lines_before", "kind", "observer"
-    )
-    joined = raw.join(F.broadcast(small), ["source_file", "block_start"], "left")
-    index_in_block = F.col("row_id") - F.col("first_row_id")
-    numbered = F.when(
-        index_in_block.between(F.lit(0), F.col("lines") - 1),
-        index_in_block + F.col("lines_before") + 1,
-    ).otherwise(F.raise_error(F.lit(SPLIT_CHANGED)))
-    return joined.select(
+    rows = spark.createDataFrame(table)
+    # binary -> string keeps the bytes as they are, as the text source does
+    # (invalid UTF-8 stays invalid, for the readers' is_valid_utf8 check).
+    return rows.select(
         "source_file",
-        numbered.alias("line_no"),
-        "observer",
-        "kind",
-        "value",
+        F.lit(0).cast("long").alias("block_start"),
+        "idx",
+        position(F.lit(0).cast("long"), F.col("idx")).alias("pos"),
+        F.col("raw").cast("string").alias("value"),
+        F.lit(False).alias("scanned"),
     )
+
+
+def scan(spark: SparkSession, files: Sequence[str], bundles: Sequence[bundle_.Bundle]) -> DataFrame:
+    """The lines of large files through Spark's text source (``scanned``).
+
+    ``monotonically_increasing_id`` is taken right above the scan, before any
+    filter (Spark pushes no filter below a nondeterministic column), so a
+    row's index counts every line of its block. A corrupt compressed file
+    yields the lines read before the damage (DESIGN.md: nothing is fatal).
+    """
+    text = (
+        spark.read.option("recursiveFileLookup", "true")
+        .option("ignoreCorruptFiles", "true")
+        .text([escape_glob(f) for f in files])
+    )
+    row_id = F.monotonically_increasing_id()
+    raw = text.select(
+        member_path(unquoted(F.col("_metadata.file_path")), bundles).alias("source_file"),
+        F.col("_metadata.file_block_start").alias("block_start"),
+        row_id.alias("row_id"),
+        F.col("value"),
+    )
+    idx = F.col("row_id").bitwiseAND(F.lit(_IDX_MASK))
+    return raw.select(
+        "source_file",
+        "block_start",
+        idx.alias("idx"),
+        position(F.col("block_start"), idx).alias("pos"),
+        "value",
+        F.lit(True).alias("scanned"),
+    )
+
+
+def unquoted(file_path: Column) -> Column:
+    """A path as the listing spells it (``file:/dir/a[1] b.log``), from the
+    URI Spark's ``_metadata.file_path`` gives (``file:/dir/a%5B1%5D%20b.log``):
+    percent escapes decoded, a literal ``+`` kept (URI paths do not encode it,
+    form decoding would turn it into a space)."""
+    return F.url_decode(F.replace(file_path, F.lit("+"), F.lit("%2B")))
+
+
+def with_observer(lines: DataFrame, broker_id: int | None) -> DataFrame:
+    return lines.withColumn("observer", observer(F.col("source_file"), broker_id))
+
+
+def numbered(lines: DataFrame, blocks: DataFrame) -> DataFrame:
+    """``lines`` (of either route) with their ``line_no``, from the block
+    table (source_file, block_start, lines_before, lines) of the pass that
+    numbered them. A line outside its block's known range proves that the
+    files or Spark's split settings changed since: fail rather than attach
+    wrong line numbers to evidence."""
+    joined = lines.join(F.broadcast(blocks), ["source_file", "block_start"], "left")
+    line_no = F.when(
+        F.col("idx").between(F.lit(0), F.col("lines") - 1),
+        F.col("idx") + F.col("lines_before") + 1,
+    ).otherwise(F.raise_error(F.lit(SPLIT_CHANGED)))
+    return joined.select(*[c for c in lines.columns], line_no.alias("line_no"))
 
 
 SPLIT_CHANGED = (
     "epochtrail ingest: the input files, or Spark's file-split settings "
-    "(spark.sql.files.maxPartitionBytes / openCostInBytes / minPartitionNum, default "
-    "parallelism), changed between ingest() and this action, so line numbers cannot be "
-    "trusted; run ingest() again"
+    "(spark.sql.files.maxPartitionBytes / openCostInBytes), changed between ingest() and "
+    "this action, so line numbers cannot be trusted; run ingest() again"
 )
-
-
-def file_index(
-    spark: SparkSession, offsets: DataFrame, listed: list[str], broker_id: int | None
-) -> DataFrame:
-    """One row per input file: (source_file, kind, observer, lines_read).
-
-    A full outer join with the listing, so that an empty file (no line, no
-    block) is still reported, and a file would show twice rather than vanish
-    if the two spellings of its path ever disagreed.
-    """
-    seen = offsets.groupBy("source_file").agg(
-        F.first("kind").alias("kind"), F.first("lines_read").alias("lines_read")
-    )
-    listing = spark.createDataFrame([(p,) for p in listed], "source_file string")
-    joined = listing.join(seen, "source_file", "full_outer")
-    return joined.select(
-        "source_file",
-        F.coalesce(F.col("kind"), F.lit(UNRECOGNISED)).alias("kind"),
-        observer(F.col("source_file"), broker_id).alias("observer"),
-        F.coalesce(F.col("lines_read"), F.lit(0)).cast("long").alias("lines_read"),
-    )

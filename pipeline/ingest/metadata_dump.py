@@ -189,28 +189,27 @@ def _type_at_head(payload: Column) -> Column:
 # --- file recognition and the first pass ----------------------------------------
 
 
-def marks_file(value: Column) -> Column:
-    """True for a line only a metadata dump has.
+def marks_line(line: str) -> bool:
+    """A line only a metadata dump has (``sniff.classify``).
 
     Batch and record lines alone do not make a *metadata* dump: a data-log
-    dump has them too (a kind not read yet, DESIGN.md "Inputs"). A metadata
-    dump shows decoded envelopes, decode errors, snapshot headers, or the
-    ``__cluster_metadata`` path in its ``Dumping`` header.
+    dump has them too. A metadata dump shows decoded envelopes, decode
+    errors, snapshot headers, or the ``__cluster_metadata`` path in its
+    ``Dumping`` header.
     """
-    record = _is_record_line(value) & (
-        (F.instr(value, _PAYLOAD + '{"type":"') > 0) | (F.instr(value, _PAYLOAD + "Error at ") > 0)
+    record = line.startswith(("|", _PAYLOAD, " " + _PAYLOAD)) and (
+        _PAYLOAD + '{"type":"' in line or _PAYLOAD + "Error at " in line
     )
     return (
         record
-        | value.startswith("Snapshot end offset: ")
-        | value.startswith("KRaft bootstrap snapshot")
-        | (value.startswith("Dumping ") & (F.instr(value, "__cluster_metadata") > 0))
+        or line.startswith(("Snapshot end offset: ", "KRaft bootstrap snapshot"))
+        or (line.startswith("Dumping ") and "__cluster_metadata" in line)
     )
 
 
-def section_start(value: Column, row_id: Column) -> Column:
-    """(row_id, is_snapshot, snapshot_end_offset) for a line that starts a
-    dumped file's section, else null.
+def section_start(value: Column) -> Column:
+    """(is_snapshot, snapshot_end_offset) for a line that starts a dumped
+    file's section, else null.
 
     One dump output can hold several files (``--files a,b``), and only the
     records of a snapshot section get the snapshot's offset (see
@@ -229,60 +228,26 @@ def section_start(value: Column, row_id: Column) -> Column:
     return F.when(
         starts,
         F.struct(
-            row_id.alias("row_id"),
             is_snapshot.alias("is_snapshot"),
             end_offset.alias("snapshot_end_offset"),
         ),
     )
 
 
-def block_aggregates(value: Column, row_id: Column) -> dict[str, Column]:
-    """What the first pass collects for dumps (both tiny: a few rows per file)."""
-    return {
-        "md_section_starts": F.collect_list(section_start(value, row_id)),
-        "md_topic_payloads": F.collect_set(topic_record_payload(value)),
-    }
-
-
-def topic_record_payload(value: Column) -> Column:
-    """The payload of a TOPIC_RECORD line, else null (for the topic-name map,
-    collected in the first pass so that naming never needs a second parse)."""
-    at = _payload_at(value)
-    is_topic = (
-        _is_record_line(value)
-        & (F.instr(value, _PAYLOAD + '{"type":"' + TOPIC_RECORD + '"') > 0)
-        & unreadable_reason(value).isNull()
+def sections(lines: DataFrame) -> DataFrame:
+    """(source_file, first_pos, next_first_pos, is_snapshot, snapshot_end_offset)
+    of every section of the dump ``lines`` (a handful per file): the context
+    each record line is read in. One aggregate over the dump's own lines."""
+    starts = lines.select("source_file", "pos", section_start(F.col("value")).alias("s")).filter(
+        F.col("s").isNotNull()
     )
-    return F.when(is_topic, long_substr(value, at))
-
-
-def topic_names(payloads: Column) -> Column:
-    """[(topic_id, topic) or null] for an array of TOPIC_RECORD payloads; null
-    where the payload is not one we would have parsed into a topic_record.
-
-    Each payload is parsed once (the inner transform) and then checked: a
-    check written straight on from_json would re-parse per reference.
-    """
-    parsed = F.transform(payloads, lambda p: _parse(p, TOPIC_RECORD))
-    return F.transform(
-        parsed,
-        lambda e: F.when(
-            _valid(TOPIC_RECORD, e),
-            F.struct(e["data"]["topicId"].alias("topic_id"), e["data"]["name"].alias("topic")),
-        ),
-    )
-
-
-def sections(starts: DataFrame) -> DataFrame:
-    """(source_file, first_line, next_first_line, is_snapshot, snapshot_end_offset)
-    from the numbered section starts of :func:`section_start` (a tiny frame)."""
-    by_file = Window.partitionBy("source_file").orderBy("line_no")
+    by_file = Window.partitionBy("source_file").orderBy("pos")
     return starts.select(
         "source_file",
-        F.col("line_no").alias("first_line"),
-        F.lead("line_no").over(by_file).alias("next_first_line"),
-        "is_snapshot",
-        "snapshot_end_offset",
+        F.col("pos").alias("first_pos"),
+        F.lead("pos").over(by_file).alias("next_first_pos"),
+        F.col("s.is_snapshot").alias("is_snapshot"),
+        F.col("s.snapshot_end_offset").alias("snapshot_end_offset"),
     )
 
 
@@ -296,11 +261,8 @@ def with_sections(df: DataFrame, section_table: DataFrame, is_dump: Column) -> D
     cond = (
         is_dump
         & (F.col("l.source_file") == F.col("md_s.source_file"))
-        & (F.col("l.line_no") >= F.col("md_s.first_line"))
-        & (
-            F.col("md_s.next_first_line").isNull()
-            | (F.col("l.line_no") < F.col("md_s.next_first_line"))
-        )
+        & (F.col("l.pos") >= F.col("md_s.first_pos"))
+        & (F.col("md_s.next_first_pos").isNull() | (F.col("l.pos") < F.col("md_s.next_first_pos")))
     )
     joined = df.alias("l").join(s, cond, "left")
     return joined.select(

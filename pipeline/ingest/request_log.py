@@ -252,6 +252,11 @@ def marks_file(value: Column) -> Column:
     return completed_request_at(value) > 0
 
 
+def marks_line(line: str) -> bool:
+    """A line that says "this file is a request log" (``sniff.classify``)."""
+    return COMPLETED_REQUEST in line[:_MARKER_WINDOW]
+
+
 def needs_a_look(value: Column) -> Column:
     """Lines of a request log that may be parsed or quarantined beyond the
     checks every recognised file gets. Everything else in a request log is
@@ -815,7 +820,7 @@ def line_time(value: Column) -> Column:
     return F.try_to_timestamp(F.nullif(text, F.lit("")), F.lit("yyyy-MM-dd HH:mm:ss,SSS"))
 
 
-def _first_int(value: Column, key: str) -> Column:
+def first_int(value: Column, key: str) -> Column:
     """The first ``"key":N`` of the line as an int (null when absent or out of range)."""
     digits = F.regexp_extract(value, f'"{key}":(-?\\d{{1,11}})', 1)
     return F.nullif(digits, F.lit("")).try_cast("int")
@@ -851,7 +856,7 @@ def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
     is_text = F.col("rl_text_form").isNotNull()
     staged = staged.select(
         "*",
-        F.when(~is_text, _first_int(r, "requestApiKey")).alias("rl_json_api_key"),
+        F.when(~is_text, first_int(r, "requestApiKey")).alias("rl_json_api_key"),
         # Section 1.2: the top-level keys in order; their positions cut the line.
         F.when(~is_text, F.instr(r, '"requestHeader":')).alias("rl_header_at"),
         F.when(~is_text, F.instr(r, ',"request":')).alias("rl_request_at"),
@@ -878,7 +883,7 @@ def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
     # responses have no such key, and JSON strings hold no unescaped '"'.
     staged = staged.select(
         "*",
-        F.when(uses_replica & ~is_text, _first_int(r, "replicaId")).alias("rl_json_replica_id"),
+        F.when(uses_replica & ~is_text, first_int(r, "replicaId")).alias("rl_json_replica_id"),
         F.when(is_text, text_positions(r, F.col("rl_theader"))).alias("rl_tpositions"),
     )
     staged = staged.select(

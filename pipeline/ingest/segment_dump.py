@@ -58,33 +58,29 @@ NO_PARTITION_REASON = "segment dump path names no <topic>-<partition> folder"
 # --- file recognition and the first pass -------------------------------------------
 
 
-def marks_file(value: Column) -> Column:
+def marks_line(line: str) -> bool:
     """A ``Dumping`` header of a file that is not the metadata log."""
-    return value.startswith(_DUMPING) & (F.instr(value, _METADATA_LOG) == 0)
+    return line.startswith(_DUMPING) and _METADATA_LOG not in line
 
 
-def metadata_header(value: Column) -> Column:
+def metadata_header_line(line: str) -> bool:
     """A ``Dumping`` header of the metadata log: the file is no data dump."""
-    return value.startswith(_DUMPING) & (F.instr(value, _METADATA_LOG) > 0)
+    return line.startswith(_DUMPING) and _METADATA_LOG in line
 
 
-def block_aggregates(value: Column, row_id: Column) -> dict[str, Column]:
-    """The ``Dumping`` headers (a few per file) with their row ids."""
-    header = F.struct(
-        row_id.alias("row_id"), F.substring(value, len(_DUMPING) + 1, 4096).alias("path")
+def sections(lines: DataFrame) -> DataFrame:
+    """(source_file, first_pos, next_first_pos, topic, partition) of every
+    ``Dumping`` header of the dump ``lines`` (a handful per file)."""
+    header = F.col("value").startswith(_DUMPING) & (F.instr(F.col("value"), _METADATA_LOG) == 0)
+    headers = lines.filter(header).select(
+        "source_file", "pos", F.substring("value", len(_DUMPING) + 1, 4096).alias("path")
     )
-    return {"sd_headers": F.collect_list(F.when(marks_file(value), header))}
-
-
-def sections(numbered: DataFrame) -> DataFrame:
-    """(source_file, first_line, next_first_line, topic, partition) from the
-    numbered headers (source_file, line_no, path): a tiny frame."""
-    by_file = Window.partitionBy("source_file").orderBy("line_no")
+    by_file = Window.partitionBy("source_file").orderBy("pos")
     path = F.rtrim(F.col("path"))
-    return numbered.select(
+    return headers.select(
         "source_file",
-        F.col("line_no").alias("first_line"),
-        F.lead("line_no").over(by_file).alias("next_first_line"),
+        F.col("pos").alias("first_pos"),
+        F.lead("pos").over(by_file).alias("next_first_pos"),
         F.nullif(F.regexp_extract(path, _PARTITION_DIR, 1), F.lit("")).alias("topic"),
         F.nullif(F.regexp_extract(path, _PARTITION_DIR, 2), F.lit(""))
         .try_cast("int")
@@ -99,11 +95,8 @@ def with_sections(df: DataFrame, section_table: DataFrame, is_segment_dump: Colu
     cond = (
         is_segment_dump
         & (F.col("l.source_file") == F.col("sd_s.source_file"))
-        & (F.col("l.line_no") >= F.col("sd_s.first_line"))
-        & (
-            F.col("sd_s.next_first_line").isNull()
-            | (F.col("l.line_no") < F.col("sd_s.next_first_line"))
-        )
+        & (F.col("l.pos") >= F.col("sd_s.first_pos"))
+        & (F.col("sd_s.next_first_pos").isNull() | (F.col("l.pos") < F.col("sd_s.next_first_pos")))
     )
     joined = df.alias("l").join(s, cond, "left")
     return joined.select(

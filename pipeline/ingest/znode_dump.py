@@ -59,6 +59,8 @@ joined back in pass 2 with a broadcast. Columns are prefixed ``zn_``.
 
 from __future__ import annotations
 
+import re
+
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -97,9 +99,17 @@ def _window(value: Column) -> Column:
     return F.substring(value, 1, _WINDOW)
 
 
-def marks_file(value: Column) -> Column:
+_JSON_LINE_RE = re.compile(_JSON_LINE)
+
+
+def marks_line(line: str) -> bool:
     """A partition-state JSON line (its two epoch keys, written by no other
     artefact in snake case)."""
+    w = line[:_WINDOW]
+    return '"controller_epoch"' in w and '"leader_epoch"' in w and bool(_JSON_LINE_RE.search(w))
+
+
+def _marks(value: Column) -> Column:
     w = _window(value)
     return (
         (F.instr(w, '"controller_epoch"') > 0)
@@ -108,10 +118,12 @@ def marks_file(value: Column) -> Column:
     )
 
 
-def block_aggregates(value: Column, row_id: Column) -> dict[str, Column]:
-    """Path lines, stat lines and state JSON lines (a handful per dump)."""
+def _items(lines: DataFrame) -> DataFrame:
+    """Path lines, stat lines and state JSON lines (a handful per dump):
+    (source_file, pos, item, text, number)."""
+    value = F.col("value")
     w = _window(value)
-    is_json = marks_file(value)
+    is_json = _marks(value)
     is_path = (F.instr(w, "/partitions/") > 0) & ~is_json & w.rlike(_PATH_LINE)
     is_mtime = value.startswith("mtime = ")
     is_version = value.startswith("dataVersion = ")
@@ -127,33 +139,24 @@ def block_aggregates(value: Column, row_id: Column) -> dict[str, Column]:
     partition = F.when(is_path, F.regexp_extract(w, _PATH_LINE, 2)).when(
         is_version, F.regexp_extract(F.substring(value, 1, 64), _DATA_VERSION, 1)
     )
-    found = F.struct(
-        row_id.alias("row_id"),
+    return lines.select(
+        "source_file",
+        "pos",
         item.alias("item"),
         text.alias("text"),
         partition.alias("number"),
-    )
-    return {"zn_items": F.collect_list(F.when(item.isNotNull(), found))}
+    ).filter(F.col("item").isNotNull())
 
 
-def contexts(offsets: DataFrame) -> DataFrame:
-    """One row per state JSON line of a znode dump: (source_file, line_no,
-    topic, partition, mtime, data_version), from pass 1's tiny result."""
-    items = offsets.filter(F.col("kind") == KIND).select(
-        "source_file", "first_row_id", "lines_before", F.explode("zn_items").alias("i")
-    )
-    items = items.select(
-        "source_file",
-        (F.col("i.row_id") - F.col("first_row_id") + F.col("lines_before") + 1).alias("line_no"),
-        F.col("i.item").alias("item"),
-        F.col("i.text").alias("text"),
-        F.col("i.number").alias("number"),
-    )
-    by_file = Window.partitionBy("source_file").orderBy("line_no")
+def contexts(lines: DataFrame) -> DataFrame:
+    """One row per state JSON line of the znode dump ``lines``: (source_file,
+    pos, topic, partition, mtime, data_version)."""
+    items = _items(lines)
+    by_file = Window.partitionBy("source_file").orderBy("pos")
     is_path = F.col("item") == "path"
     items = items.select("*", F.sum(is_path.cast("int")).over(by_file).alias("section"))
-    section = Window.partitionBy("source_file", "section").orderBy("line_no")
-    json_line = F.when(F.col("item") == "json", F.col("line_no"))
+    section = Window.partitionBy("source_file", "section").orderBy("pos")
+    json_line = F.when(F.col("item") == "json", F.col("pos"))
     items = items.select(
         "*",
         F.first(F.when(is_path, F.col("text")), ignorenulls=True).over(section).alias("s_topic"),
@@ -172,35 +175,33 @@ def contexts(offsets: DataFrame) -> DataFrame:
         .select(
             "source_file",
             F.coalesce("prev_json", "next_json").alias("owner"),
-            "line_no",
+            "pos",
             F.when(F.col("item") == "mtime", F.col("text")).alias("mtime"),
             F.when(F.col("item") == "version", F.col("number")).alias("data_version"),
         )
         .filter(F.col("owner").isNotNull())
         .groupBy("source_file", "owner")
         .agg(
-            F.min_by("mtime", F.when(F.col("mtime").isNotNull(), F.col("line_no"))).alias("mtime"),
-            F.min_by(
-                "data_version", F.when(F.col("data_version").isNotNull(), F.col("line_no"))
-            ).alias("data_version"),
+            F.min_by("mtime", F.when(F.col("mtime").isNotNull(), F.col("pos"))).alias("mtime"),
+            F.min_by("data_version", F.when(F.col("data_version").isNotNull(), F.col("pos"))).alias(
+                "data_version"
+            ),
         )
     )
     states = items.filter(F.col("item") == "json").select(
         "source_file",
-        "line_no",
+        "pos",
         F.nullif(F.col("s_topic"), F.lit("")).alias("topic"),
         F.nullif(F.col("s_partition"), F.lit("")).alias("partition"),
     )
-    return states.join(
-        stats.withColumnRenamed("owner", "line_no"), ["source_file", "line_no"], "left"
-    )
+    return states.join(stats.withColumnRenamed("owner", "pos"), ["source_file", "pos"], "left")
 
 
 def with_context(df: DataFrame, context_table: DataFrame, is_znode: Column) -> DataFrame:
     c = F.broadcast(
         context_table.select(
             F.col("source_file").alias("zn_c_file"),
-            F.col("line_no").alias("zn_c_line"),
+            F.col("pos").alias("zn_c_pos"),
             F.col("topic").alias("zn_c_topic"),
             F.col("partition").alias("zn_c_partition"),
             F.col("mtime").alias("zn_c_mtime"),
@@ -210,9 +211,9 @@ def with_context(df: DataFrame, context_table: DataFrame, is_znode: Column) -> D
     cond = (
         is_znode
         & (F.col("source_file") == F.col("zn_c_file"))
-        & (F.col("line_no") == F.col("zn_c_line"))
+        & (F.col("pos") == F.col("zn_c_pos"))
     )
-    return df.join(c, cond, "left").drop("zn_c_file", "zn_c_line")
+    return df.join(c, cond, "left").drop("zn_c_file", "zn_c_pos")
 
 
 def needs_a_look(value: Column) -> Column:
