@@ -217,3 +217,7 @@ class ReplicaState:
     exposed_rises: list[tuple[int, int]] = field(default_factory=list)
     followers: dict[int, FollowerState] = field(default_factory=dict)
     pending: list[Pending] = field(default_factory=list)
+    #: 1.1 / 2.4 follower: an OffsetsForLeaderEpoch round is due before fetching
+    truncating: bool = False
+    #: restarted with startup lines on: the next metadata apply prints "Log loaded"
+    reloaded: bool = False
