@@ -48,6 +48,7 @@ from simulator import logs as lg
 from simulator import oldlogs as old
 from simulator import startup, versions
 from simulator.consumers import Consumers
+from simulator.describe import Describe
 from simulator.model import (
     NO_LEADER,
     NO_LEADER_CHANGE,
@@ -200,6 +201,7 @@ class Cluster:
         #: brokers that stopped themselves (a FATAL in the fetcher): an operator
         #: starts them again at the end of the fault schedule
         self.halted: set[int] = set()
+        self.describe: Describe | None = None
 
     # -- event queue -----------------------------------------------------------
     def at(self, ms: int, fn: Callable[..., None], *args: Any) -> None:
@@ -1753,6 +1755,16 @@ class Cluster:
             self.at(ps.start_ms + ps.phase_ms, self.producer_tick, ps, 0)
         if self.evidence.consumers:
             Consumers(self).start()
+        ev = self.evidence
+        if (ev.describe_every_ms or ev.describe_at) and ev.writes("describe"):
+            path = self.out / "describe" / "kafka-topics-describe.txt"
+            self.describe = Describe(path, self.version)
+            times = set(ev.describe_at)
+            if ev.describe_every_ms:
+                end = spec.duration_ms + spec.settle_ms
+                times |= set(range(0, end + 1, ev.describe_every_ms))
+            for ms in sorted(times):
+                self.at(ms, self.describe_tick)
         for action in spec.schedule:
             fn = getattr(self, self.ACTIONS[action.name])
             self.at(action.at_ms, fn, *action.args)
@@ -1773,7 +1785,30 @@ class Cluster:
         self.run_until(end)
         self.stopped = True
         self.final_consistency()
+        self.truth.artefacts_written(self.evidence.write, self.evidence.excerpts_only)
         self.close()
+
+    def describe_tick(self) -> None:
+        """One ``kafka-topics --describe`` run (formats-addendum 12.1): the ZooKeeper
+        path before 2.4 reads the znodes; later versions ask a broker, which has
+        to be reachable."""
+        assert self.describe is not None
+        if self.version.at_least("2.4") and not any(
+            b.reachable and b.registered for b in self.brokers.values()
+        ):
+            return
+        topics = []
+        for t in self.spec.topics:
+            configs: dict[str, str] = {}
+            if t.min_isr != 1:
+                configs["min.insync.replicas"] = str(t.min_isr)
+            if self.zk and self.spec.unclean_election:
+                configs["unclean.leader.election.enable"] = "true"
+            parts = [(p, self.regs[(t.name, p)]) for p in range(len(t.assignments))]
+            topics.append((t.name, t.topic_id, configs, parts))
+            for p, reg in parts:
+                self.truth.described((t.name, p), reg.leader, list(reg.isr), self.now)
+        self.describe.snapshot(topics)
 
     def tail_tick(self, ps: ProducerSpec, k: int) -> None:
         stop = ps.stop_ms or 0
@@ -1789,6 +1824,8 @@ class Cluster:
 
     def close(self) -> None:
         self.dump.close()
+        if self.describe is not None:
+            self.describe.close()
         if self.zk:
             self.zclog.close()
         else:
@@ -1796,6 +1833,8 @@ class Cluster:
         for b in self.brokers.values():
             b.log.close()
             b.logs.close()
+            if not self.evidence.writes("checkpoints"):
+                continue
             lg.write_checkpoints(
                 self.out / f"broker-{b.id}",
                 [

@@ -413,11 +413,141 @@ RULE_NAMED: dict[str, Callable[[], Spec]] = {
     "mutation-acks-all-under-min-isr": mutation_acks_all_under_min_isr,
 }
 
+
+def elr_unclean_exclusion() -> Spec:
+    return _spec(
+        "elr-unclean-exclusion",
+        "kraft-elr, seed 002 5.1.2 Unclean Exclusion broken by a controller bug (mutation "
+        "unclean_kept_in_elr): 2 stops fetching (ISR [1,3]); 3, flushed at 22000, loses power at "
+        "30450 with committed records unflushed (fenced: ISR [1], ELR [3]); leader 1 shuts down at "
+        "40000 (no leader, ELR [1,3]); 3 comes back at 45000 - its startup lines recover an "
+        "unflushed segment - and stays in the ELR; unfenced, it is elected from the ELR before "
+        "catching up: isr_rule_violation (3 kept, epoch 1), committed_data_loss and "
+        "hwm_regression in epoch 2, and 1's truncation when it returns",
+        era="kraft-elr",
+        topics=_orders(min_isr=2),
+        producers=[_acks_all()],
+        schedule=[
+            Action(10000, "pause_fetch", (2,)),  # case F at 20001: ISR [1,3]
+            Action(22000, "flush", (3,)),
+            Action(30450, "crash", (3, True)),  # fenced at 39450: case A, ISR [1], ELR [3]
+            Action(40000, "shutdown", (1,)),  # ISR [], no leader, ELR [1,3]
+            Action(45000, "restart", (3,)),  # unclean: it must leave the ELR; it stays (the bug)
+            Action(60000, "restart", (1,)),
+            Action(65000, "resume_fetch", (2,)),
+        ],
+        mutations={"unclean_kept_in_elr": 1.0},
+        evidence=Evidence(startup_lines=True),
+        duration_ms=90000,
+    )
+
+
+def kraft_consumer_hwm_lost() -> Spec:
+    return _spec(
+        "kraft-consumer-hwm-lost",
+        "followers 2 and 3 stop fetching and the ISR shrinks to leader 1, which alone commits "
+        "acks=1 writes from 100 on: no follower fetch answer or acks=all acknowledgement shows "
+        "its HWM, only the consumer's fetch answers (and ListOffsets) do; 1 is cut off and "
+        "ElectLeaders(UNCLEAN) elects 2: unclean_election, committed_data_loss and "
+        "hwm_regression measured against the consumer-seen HWM, 1's global truncation",
+        topics=_orders(),
+        producers=[ProducerSpec("orders", 0, interval_ms=1000, records=10, acks=1)],
+        schedule=[
+            Action(10000, "pause_fetch", (2,)),
+            Action(10000, "pause_fetch", (3,)),
+            Action(30450, "isolate", (1,)),
+            Action(30500, "resume_fetch", (2,)),
+            Action(30500, "resume_fetch", (3,)),
+            Action(45000, "elect_unclean", ("orders", 0)),
+            Action(60000, "heal", (1,)),
+        ],
+        evidence=Evidence(consumers=True, list_offsets_ms=5000),
+        duration_ms=75000,
+    )
+
+
+def kraft_recovery_cut() -> Spec:
+    return _spec(
+        "kraft-recovery-cut",
+        "follower 3 (in the ISR, flushing only at 20000) loses power at 30450 with committed "
+        "records unflushed; when it starts again at 45000 its startup lines recover an "
+        "unflushed segment and load the log end the disk kept, below the HWM: "
+        "truncation_below_hwm (3, local: the leader holds them), caught up again",
+        topics=_orders(min_isr=2),
+        producers=[_acks_all()],
+        schedule=[
+            Action(20000, "flush", (3,)),
+            Action(30450, "crash", (3, True)),
+            Action(45000, "restart", (3,)),
+        ],
+        evidence=Evidence(startup_lines=True),
+        duration_ms=60000,
+    )
+
+
+def seed000_hw_truncation_010() -> Spec:
+    spec = seed000_hw_truncation()
+    spec.name = "seed000-hw-truncation-0.10"
+    spec.description = (
+        "seed000-hw-truncation on a 0.10.1 cluster with 0.10's own templates: the follower's HW "
+        "truncation as 'Truncating log seed-0 to offset 10.', LeaderAndIsr as PartitionState(...) "
+        "and (Leader:..,ISR:..,LeaderEpoch:..,ControllerEpoch:..): the same truth"
+    )
+    spec.evidence = Evidence(version="0.10")
+    return spec
+
+
+def seed000_divergence_010() -> Spec:
+    spec = seed000_divergence_hw()
+    spec.name = "seed000-divergence-0.10"
+    spec.description = (
+        "seed000-divergence-hw on a 0.10.1 cluster with 0.10's own templates: the same truth "
+        "(no findings)"
+    )
+    spec.evidence = Evidence(version="0.10")
+    return spec
+
+
+def zk_unclean_describe_only() -> Spec:
+    spec = zk_epoch_unclean()
+    spec.name = "zk-unclean-describe-only"
+    spec.description = (
+        "zk-epoch-unclean on 2.4 with nothing but kafka-topics --describe snapshots every 5 s: "
+        "leader 2 appears outside the last ISR seen before it ([1]): unclean_election with its "
+        "leader epoch and offsets undecidable; the loss, the regression and the truncation are "
+        "in no snapshot"
+    )
+    spec.evidence = Evidence(version="2.4", describe_every_ms=5000, write=("describe",))
+    return spec
+
+
+def kraft_unclean_ticket() -> Spec:
+    spec = kraft_unclean_election()
+    spec.name = "kraft-unclean-ticket"
+    spec.description = (
+        "kraft-unclean-election as a ticket made of pasted excerpts only (state-change.log, "
+        "server.log and controller.log, quoted with '> ', no timestamps, no request log, no "
+        "metadata dump, no checkpoints): the same findings, each noting what the excerpts lack"
+    )
+    spec.evidence = Evidence(
+        excerpts="quote", excerpts_only=True, write=("state_change", "server", "controller")
+    )
+    return spec
+
+
 # Scenarios for the evidence artefacts (consumer traffic, startup lines, old
 # template sets, describe snapshots, pasted excerpts), issues 12 and 13. Kept
 # out of every default listing until the readers of these artefacts land:
 # ``listing(evidence=True)``, ``build`` and ``epochtrail simulate --list`` know them.
-EVIDENCE_NAMED: dict[str, Callable[[], Spec]] = {}
+EVIDENCE_NAMED: dict[str, Callable[[], Spec]] = {
+    "elr-unclean-exclusion": elr_unclean_exclusion,
+    "kraft-consumer-hwm-lost": kraft_consumer_hwm_lost,
+    "kraft-recovery-cut": kraft_recovery_cut,
+    "seed000-hw-truncation-0.10": seed000_hw_truncation_010,
+    "seed000-divergence-0.10": seed000_divergence_010,
+    "zk-unclean-describe-only": zk_unclean_describe_only,
+    "kraft-unclean-ticket": kraft_unclean_ticket,
+}
 
 RANDOM_DESCRIPTION = (
     "random cluster and faults from --seed; knobs: brokers, topics, partitions, duration "

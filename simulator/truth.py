@@ -157,6 +157,8 @@ class Truth:
         #: unclean shutdown and not yet caught up -> (log end at the restart,
         #: whether an artefact says the restart was unclean)
         self.unclean: dict[tuple[Key, int], tuple[int, bool]] = {}
+        #: ``kafka-topics --describe`` snapshots written: (ms, leader, ISR) per partition
+        self.snapshots: dict[Key, list[tuple[int, int, list[int]]]] = {}
 
     def add_partition(self, key: Key) -> None:
         self.keys.append(key)
@@ -509,6 +511,10 @@ class Truth:
             )
         self.position_seen(key, replica, fetch_offset)
 
+    def described(self, key: Key, leader: int, isr: list[int], now: int) -> None:
+        """A ``kafka-topics --describe`` snapshot showed this leader and ISR."""
+        self.snapshots.setdefault(key, []).append((now, leader, isr))
+
     def unseen_divergence(self, key: Key, replica: int, leader: int, offset: int) -> None:
         """zk-hw (0.10): at the end ``replica``'s log differs from its leader's
         from ``offset`` on, and no artefact of the era can show it (no leader
@@ -826,6 +832,106 @@ class Truth:
                 self._flush_notes(None, key, kind, epoch)
         for table in (self.stale_acks, self.stale_close, self.under_acks, self.under_close):
             table.clear()
+
+    # -- artefacts taken away (the evidence scenarios) ---------------------------
+    def artefacts_written(self, write: tuple[str, ...] | None, excerpts_only: bool) -> None:
+        """What the findings are when only some artefact families were written
+        (``Evidence.write``): every value computed above assumes request logs,
+        the metadata log and the broker logs. Two such sets are defined: the
+        ``kafka-topics --describe`` snapshots alone, and pasted excerpts of the
+        broker and controller logs alone."""
+        if write is None:
+            return
+        families = set(write)
+        self._close_rules()
+        if families == {"describe"}:
+            self._describe_only()
+        elif excerpts_only and not families & {"request", "metadata", "checkpoints"}:
+            self._excerpts_only()
+
+    def _absent(self, i: int, reason: str) -> None:
+        f = self.findings[i]
+        f["visible_absent"] = True
+        self._undecidable(i, f, [reason])
+
+    def _undecidable(self, i: int, f: dict[str, Any], reasons: list[str]) -> None:
+        self.undecidable.append(
+            {
+                "finding": i,
+                "kind": f["kind"],
+                "topic": f["topic"],
+                "partition": f["partition"],
+                "leader_epoch": f["leader_epoch"],
+                "reasons": reasons,
+            }
+        )
+
+    def _describe_only(self) -> None:
+        """formats-addendum 12.1: a snapshot gives the leader, the replicas and the
+        ISR, never a leader epoch, a HWM or a log end. An unclean election shows
+        when a snapshot's leader is outside the ISR of the last snapshot before
+        the election; nothing else shows."""
+        for i, f in enumerate(self.findings):
+            key = (f["topic"], f["partition"])
+            if f["kind"] != "unclean_election":
+                self._absent(i, "kafka-topics --describe shows no offset, HWM or log end")
+                continue
+            began = self.epoch_ms[key].get(f["leader_epoch"])
+            shots = self.snapshots.get(key, [])
+            before = [s for s in shots if began is not None and s[0] < began]
+            after = [s for s in shots if began is not None and s[0] >= began]
+            if not before or not after or after[0][1] != f["replica"]:
+                self._absent(i, "no pair of snapshots brackets the election")
+                continue
+            (t0, _, isr0), (t1, leader1, _) = before[-1], after[0]
+            if leader1 in isr0:
+                self._absent(i, f"the snapshot at {t0} ms already had {leader1} in the ISR")
+                continue
+            f.update(
+                {
+                    "visible_offset_start": None,
+                    "visible_offset_end": None,
+                    "visible_records_lost": None,
+                    "visible_qualifier": None,
+                    "visible_leader_epoch": None,
+                }
+            )
+            self._undecidable(
+                i,
+                f,
+                [
+                    f"leader {leader1} (snapshot at {t1} ms) is outside the last ISR seen before "
+                    f"it, {isr0} (snapshot at {t0} ms); kafka-topics --describe shows no leader "
+                    "epoch and no offset: the epoch, the offsets at risk and the records lost are "
+                    "not in evidence"
+                ],
+            )
+
+    def _excerpts_only(self) -> None:
+        """Pasted excerpts (no timestamps) of the broker and controller logs, and
+        nothing else: no fetch answer shows an exposed HWM, and lines of different
+        files have no order. A truncation is stated whole by the truncating
+        replica's own lines (its offset and its HWM) and the new leader's start
+        offset; an election's committed mark rests on HWMs other files print at
+        times no excerpt gives."""
+        for i, f in enumerate(self.findings):
+            kind = f["kind"]
+            if kind == "hwm_regression":
+                self._absent(i, "no request log: no fetch answer shows the HWM a leader exposed")
+            elif kind in ("unclean_election", "committed_data_loss"):
+                self._undecidable(
+                    i,
+                    f,
+                    [
+                        f"pasted excerpts only: the committed mark before epoch "
+                        f"{f['leader_epoch']} ({f['offset_end']}) is printed by other brokers' "
+                        "lines whose time against the election no excerpt gives"
+                    ],
+                )
+            elif kind not in ("truncation_below_hwm",):
+                self._undecidable(
+                    i, f, ["pasted excerpts only: no timestamps, no request log, no metadata log"]
+                )
 
     # -- result ----------------------------------------------------------------
     def result(self) -> dict[str, Any]:
