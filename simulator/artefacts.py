@@ -578,9 +578,12 @@ class TextRequestLog:
         self._write(ms, f"{header} -- {body}", connection, int(waited_ms), 1)
 
     # -- consumers and ListOffsets (formats-addendum.md 11.1: no response before 1.0) --
-    def consumer_fetch(self, ms: int, consumer: int, topic: str, p: int, offset: int) -> None:
+    def consumer_fetch(
+        self, ms: int, consumer: int, topic: str, p: int, offset: int, waited_ms: int = 0
+    ) -> None:
         """A 0.10.1 consumer's Fetch v3: the Scala ``describe`` with ReplicaId -1
-        (``fetch.max.bytes`` 52428800, ``max.partition.fetch.bytes`` 1048576)."""
+        (``fetch.max.bytes`` 52428800, ``max.partition.fetch.bytes`` 1048576);
+        ``waited_ms``: the long poll (``fetch.max.wait.ms``) an empty answer waited."""
         client = f"consumer-{consumer}"
         desc = (
             f"Name: FetchRequest; Version: 3; CorrelationId: {self._next(client)}; "
@@ -589,7 +592,7 @@ class TextRequestLog:
             "1048576))"
         )
         connection = f"{ip(self.broker)}:9092-10.0.2.{consumer}:{42000 + consumer}"
-        self._write(ms, desc, connection, 0)
+        self._write(ms, desc, connection, waited_ms)
 
     def list_offsets(
         self,

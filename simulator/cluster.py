@@ -202,6 +202,8 @@ class Cluster:
         #: starts them again at the end of the fault schedule
         self.halted: set[int] = set()
         self.describe: Describe | None = None
+        #: 1.1: KIP-101 without KIP-279 (``model.Log.kip101``)
+        self.kip101 = self.old and self.version.epochs and self.version.before("2.0")
 
     # -- event queue -----------------------------------------------------------
     def at(self, ms: int, fn: Callable[..., None], *args: Any) -> None:
@@ -828,6 +830,11 @@ class Cluster:
         rs.isr = list(reg.isr)
         rs.partition_epoch = reg.partition_epoch
         rs.recovery = reg.recovery
+        if self.old and reg.leader < 0 and not fresh and not was_leader:
+            # before 2.8 a follower refuses a LeaderAndIsr without a live leader
+            # ("cannot become follower"): its Partition keeps the leader and epoch
+            # it had, and its fetcher the leader it fetched from (9.3)
+            return
         rs.leader = reg.leader
         rs.leader_epoch = reg.leader_epoch
         if reg.leader == b.id:
@@ -1657,10 +1664,12 @@ class Cluster:
                     continue  # a broker that stopped itself keeps the log it stopped with
                 log = self.brokers[r].replicas[key].log
                 if log.leo > lead.leo or log.runs(0, log.leo) != lead.runs(0, log.leo):
-                    if self.old and not self.version.epochs:
+                    if self.old and (not self.version.epochs or self.kip101):
                         # 0.10: a follower truncating to its HW can keep records the
                         # new leader never had (seed 000, "Replica divergence on
-                        # restart after multiple hard failures"); nothing tells it
+                        # restart after multiple hard failures"); 1.1: an
+                        # OffsetsForLeaderEpoch answer for an epoch the leader never
+                        # had ends after the divergence (the gap KIP-279 closed)
                         at = next(
                             (
                                 o
@@ -1669,7 +1678,7 @@ class Cluster:
                             ),
                             min(log.leo, lead.leo),
                         )
-                        self.truth.unseen_divergence(key, r, reg.leader, at)
+                        self.truth.unseen_divergence(key, r, reg.leader, at, self.kip101)
                         continue
                     self.violations.append(
                         f"{key} replica {r} diverges from leader {reg.leader}: "
@@ -1735,7 +1744,7 @@ class Cluster:
                     )
                 )
                 for r in replicas:
-                    self.brokers[r].replicas[key] = ReplicaState()
+                    self.brokers[r].replicas[key] = ReplicaState(log=Log(kip101=self.kip101))
             if t.min_isr != 1:
                 records.append(art.config_record(t.name, "min.insync.replicas", str(t.min_isr)))
         self.dump.batch(self.now, records)

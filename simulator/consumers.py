@@ -189,9 +189,9 @@ class Consumers:
             # 0.10.1 logs the request when its answer is sent (no answer printed)
             shown = consumer.from_answer
             if records or error != art.NONE:
-                self._logged_010(server, consumer, offset, server.incarnation, shown)
+                self._logged_010(server, consumer, offset, server.incarnation, shown, 0)
             else:
-                args = (server, consumer, offset, server.incarnation, shown)
+                args = (server, consumer, offset, server.incarnation, shown, 500)
                 c.at(c.now + 500, self._logged_010, *args)
         elif isinstance(log, StructRequestLog):
             log.consumer_fetch(
@@ -234,7 +234,13 @@ class Consumers:
             consumer.from_answer = True
 
     def _logged_010(
-        self, server: Broker, consumer: Consumer, offset: int, incarnation: int, shown: bool
+        self,
+        server: Broker,
+        consumer: Consumer,
+        offset: int,
+        incarnation: int,
+        shown: bool,
+        waited_ms: int,
     ) -> None:
         """0.10.1: the fetch line once the answer is sent (the broker still up).
         ``shown``: the offset came from answers (below a HWM they exposed)."""
@@ -242,6 +248,7 @@ class Consumers:
         if server.incarnation != incarnation or not server.reachable:
             return
         assert isinstance(server.log, art.TextRequestLog)
-        server.log.consumer_fetch(c.now, consumer.id, consumer.key[0], consumer.key[1], offset)
+        key = consumer.key
+        server.log.consumer_fetch(c.now, consumer.id, key[0], key[1], offset, waited_ms)
         if shown:
             c.truth.fetch_mark(consumer.key, offset)

@@ -515,16 +515,26 @@ class Truth:
         """A ``kafka-topics --describe`` snapshot showed this leader and ISR."""
         self.snapshots.setdefault(key, []).append((now, leader, isr))
 
-    def unseen_divergence(self, key: Key, replica: int, leader: int, offset: int) -> None:
-        """zk-hw (0.10): at the end ``replica``'s log differs from its leader's
-        from ``offset`` on, and no artefact of the era can show it (no leader
-        epochs in the data, no divergence check): named, not a finding."""
+    def unseen_divergence(
+        self, key: Key, replica: int, leader: int, offset: int, kip101: bool = False
+    ) -> None:
+        """At the end ``replica``'s log differs from its leader's from ``offset``
+        on, and no check of the version told it: named, not a finding. zk-hw
+        (0.10): no leader epochs in the data. 1.1 (KIP-101 without KIP-279): the
+        replica kept batches of an epoch its leader never had, and its epoch
+        cache ignored the leader's older epoch, so where the divergence ends is
+        in no artefact."""
+        why = (
+            "its OffsetsForLeaderEpoch answer (1.1, before KIP-279) did not find it, and the "
+            "epoch cache ignores the older epoch it fetched afterwards"
+            if kip101
+            else "the zk-hw era's artefacts carry no leader epochs that could show it"
+        )
         self._note(
             key,
             "log_divergence",
             None,
-            f"replica {replica}'s log differs from leader {leader}'s from offset {offset}; the "
-            "zk-hw era's artefacts carry no leader epochs that could show it",
+            f"replica {replica}'s log differs from leader {leader}'s from offset {offset}; {why}",
         )
         self._flush_notes(None, key, "log_divergence", None)
 

@@ -80,7 +80,7 @@ class Version:
 
     @property
     def list_offsets_version(self) -> int:
-        return {"0.10": 1, "1.1": 2, "2.4": 5, "2.8": 6, "3.6": 8, "4.0": 9}[self.name]
+        return {"0.10": 1, "1.1": 2, "2.4": 5, "2.8": 6, "3.6": 8, "4.0": 10}[self.name]
 
     @property
     def epoch_request_version(self) -> int:
