@@ -1265,6 +1265,7 @@ class Cluster:
         if not lrs.is_leader or not leader.reachable or f.id in self.halted:
             return
         leader_leo = lrs.log.leo
+        assert not isinstance(leader.log, art.RequestLog)  # the text forms, before 2.8
         leader.log.list_offsets(
             self.now,
             f.id,

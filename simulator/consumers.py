@@ -118,6 +118,7 @@ class Consumers:
         else:
             answered, end = lrs.log.end_offset_for(consumer.offset_epoch)
         entry = (key[0], key[1], epoch, consumer.offset_epoch, error, answered, end)
+        assert not isinstance(leader.log, art.TextRequestLog)  # 2.3+ clients only
         leader.log.offsets_for_leader_epoch(c.now, -1, consumer.id, [entry])
         if error != art.NONE:
             return False

@@ -161,7 +161,7 @@ class OldBrokerLogs(ZkBrokerLogs):
             return f"[ReplicaFetcherThread-0-{leader}], "
         return f"[ReplicaFetcher replicaId={self.broker}, leaderId={leader}, fetcherId=0] "
 
-    def _fetcher(self, ms: int, leader: int, level: str, message: str) -> None:
+    def _fetch_line(self, ms: int, leader: int, level: str, message: str) -> None:
         self.server.write(ms, level, self._fetcher_ident(leader) + message, FETCHER)
 
     # -- LeaderAndIsr handling, state-change.log (9.3) ----------------------------
@@ -392,7 +392,7 @@ class OldBrokerLogs(ZkBrokerLogs):
         (9.5 "Pre-KIP-101 truncation signature"); 2.1+: a follower without epochs
         truncates to its HW from the fetcher (9.6)."""
         if self.version.at_least("2.1"):
-            self._fetcher(
+            self._fetch_line(
                 ms, leader, "INFO", f"Truncating partition {tp} to local high watermark {hwm}"
             )
         self._truncate_log(ms, tp, hwm, leo)
@@ -417,7 +417,7 @@ class OldBrokerLogs(ZkBrokerLogs):
 
     def epoch_no_truncation(self, ms: int, tp: str, leader: int, end: int, leo: int) -> None:
         """1.1 (0.11-1.1): the leader's end offset is at or beyond ours."""
-        self._fetcher(
+        self._fetch_line(
             ms,
             leader,
             "INFO",
@@ -428,7 +428,7 @@ class OldBrokerLogs(ZkBrokerLogs):
 
     def epoch_unknown_offset(self, ms: int, tp: str, leader: int, initial: int) -> None:
         who = "follower" if self.version.before("2.1") else "replica"
-        self._fetcher(
+        self._fetch_line(
             ms,
             leader,
             "WARN",
@@ -438,7 +438,7 @@ class OldBrokerLogs(ZkBrokerLogs):
 
     def epoch_unknown_to_replica(self, ms: int, tp: str, leader: int, epoch: int, to: int) -> None:
         """2.1-2.7: KIP-279's intermediate step."""
-        self._fetcher(
+        self._fetch_line(
             ms,
             leader,
             "INFO",
@@ -448,7 +448,7 @@ class OldBrokerLogs(ZkBrokerLogs):
         )
 
     def epoch_below_tracked(self, ms: int, tp: str, leader: int, epoch: int, end: int) -> None:
-        self._fetcher(
+        self._fetch_line(
             ms,
             leader,
             "WARN",
@@ -459,7 +459,7 @@ class OldBrokerLogs(ZkBrokerLogs):
 
     def epoch_fenced(self, ms: int, tp: str, leader: int, epoch: int) -> None:
         """2.1-2.7 ``onPartitionFenced``: the leader is in a later epoch."""
-        self._fetcher(
+        self._fetch_line(
             ms,
             leader,
             "INFO",
@@ -468,7 +468,7 @@ class OldBrokerLogs(ZkBrokerLogs):
         )
 
     def epoch_retry(self, ms: int, tp: str, leader: int, error: str) -> None:
-        self._fetcher(
+        self._fetch_line(
             ms,
             leader,
             "INFO",
@@ -480,7 +480,7 @@ class OldBrokerLogs(ZkBrokerLogs):
         """OFFSET_OUT_OF_RANGE with the leader's log end below ours (9.6): the WARN,
         then the truncation, then the out-of-range line of AbstractFetcherThread."""
         if self.version.before("1.0"):
-            self._fetcher(
+            self._fetch_line(
                 ms,
                 leader,
                 "WARN",
@@ -488,7 +488,7 @@ class OldBrokerLogs(ZkBrokerLogs):
                 f"current leader {leader}'s latest offset {to}",
             )
         else:
-            self._fetcher(
+            self._fetch_line(
                 ms,
                 leader,
                 "WARN",
@@ -498,7 +498,7 @@ class OldBrokerLogs(ZkBrokerLogs):
         self._truncate_log(ms, tp, to, leo)
         if self.version.before("1.0"):
             topic, p = tp.rsplit("-", 1)
-            self._fetcher(
+            self._fetch_line(
                 ms,
                 leader,
                 "ERROR",
@@ -506,7 +506,7 @@ class OldBrokerLogs(ZkBrokerLogs):
                 f"{to}",
             )
         else:
-            self._fetcher(
+            self._fetch_line(
                 ms,
                 leader,
                 "INFO",
@@ -533,7 +533,7 @@ class OldBrokerLogs(ZkBrokerLogs):
                 f"leader's latest offset {leader_leo} is less than replica's latest offset {leo}"
             )
             level = "FATAL" if self.version.before("1.1") else "ERROR"
-        self._fetcher(ms, leader, level, text)
+        self._fetch_line(ms, leader, level, text)
 
     # -- ISR, server.log (9.4) -------------------------------------------------------
     def shrink_isr(
