@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulator.versions import VERSIONS
+
 ERAS = ("kraft", "kraft-elr", "zk-epoch", "zk-hw")
 ZK_ERAS = ("zk-epoch", "zk-hw")
 MUTATIONS = ("lagging_isr_join", "acks_all_under_min_isr", "unclean_kept_in_elr")
@@ -171,4 +173,6 @@ class Spec:
         evidence = self.evidence.params()
         if evidence:
             out["evidence"] = evidence
+            if self.era in ZK_ERAS and self.evidence.version is not None:
+                out["inter.broker.protocol.version"] = VERSIONS[self.evidence.version].ibp
         return out

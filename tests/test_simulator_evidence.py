@@ -143,6 +143,11 @@ def test_knobs_are_off_by_default_and_checked(tmp_path: Path) -> None:
     for name in ("kraft-clean", "zk-epoch-clean", "random"):
         assert "evidence" not in build(name).params()
     assert build("kraft-clean", consumers=True).params()["evidence"] == {"consumers": True}
+    ibp = {
+        v: build("zk-epoch-clean", version=v).params()["inter.broker.protocol.version"]
+        for v in ("1.1", "2.4", "2.8")
+    }
+    assert ibp == {"1.1": "1.1-IV0", "2.4": "2.4-IV1", "2.8": "2.8-IV1"}
     bad: list[dict[str, Any]] = [
         {"version": "1.1"},  # not a KRaft version
         {"excerpts": "bold"},
