@@ -1197,3 +1197,125 @@ def test_consumers_reading_from_a_follower_see_its_hwm(tmp_path: Path) -> None:
         if p["partitionIndex"] == 0
     ]
     assert answer["highWatermark"] == shown[-1]
+
+
+# -- the remaining pre-2.8 templates, written directly ----------------------------------
+
+
+def test_every_other_pre_2_8_broker_and_controller_template(tmp_path: Path) -> None:
+    """The templates no scenario above reaches, each written once as the model
+    writes it for the version (9.2-9.7)."""
+    from simulator.oldlogs import OldBrokerLogs, OldControllerLogs, PartitionState
+    from simulator.versions import VERSIONS
+
+    state = PartitionState("orders", 0, 3, -1, 7, (1,), 11, (1, 2))
+    online = PartitionState("orders", 0, 3, 2, 8, (2,), 12, (1, 2))
+    for name in ("0.10", "1.1", "2.4"):
+        v = VERSIONS[name]
+        folder = tmp_path / name
+        logs = OldBrokerLogs(folder / "b", 1, v)
+        ctl = OldControllerLogs(folder / "c", v)
+        logs.offset_reset(0, "orders-0", 2, 120, 100, 90)
+        if name != "2.4":  # 2.0+ always truncates
+            logs.truncation_not_allowed(1, "orders-0", 2, 120, 100)
+        if name != "0.10":  # OffsetsForLeaderEpoch, 0.11+
+            logs.epoch_retry(2, "orders-0", 2, "NOT_LEADER_FOR_PARTITION")
+        if name == "2.4":  # KIP-279 and KIP-320 (2.1+)
+            logs.epoch_unknown_to_replica(3, "orders-0", 2, 5, 80)
+            logs.epoch_below_tracked(4, "orders-0", 2, 1, 60)
+            logs.epoch_fenced(5, "orders-0", 2, 6)
+        logs.shrink_isr(6, "orders-0", [1, 2], [1], 90, 120, [(2, 100, 0)])
+        logs.lai_no_leader(7, state, 4, 9, 3)
+        ctl.partition_offline(8, 9, 3, state)
+        ctl.unclean_selected(9, online, [2])
+        logs.close()
+        ctl.close()
+        server = [ln.split("] ", 1)[1] for ln in log_lines(folder / "b" / "server.log")]
+        if name == "0.10":
+            f = "[ReplicaFetcherThread-0-2], "
+            expected = [
+                f"WARN {f}Replica 1 for partition orders-0 reset its fetch offset from 120 to "
+                "current leader 2's latest offset 100 (kafka.server.ReplicaFetcherThread)",
+                "INFO Truncating log orders-0 to offset 100. (kafka.log.Log)",
+                f"ERROR {f}Current offset 120 for partition [orders,0] out of range; reset offset "
+                "to 100 (kafka.server.ReplicaFetcherThread)",
+                f"FATAL {f}Exiting because log truncation is not allowed for partition orders-0, "
+                "Current leader 2's latest offset 100 is less than replica 1's latest offset 120 "
+                "(kafka.server.ReplicaFetcherThread)",
+                "INFO Partition [orders,0] on broker 1: Shrinking ISR for partition [orders,0] "
+                "from 1,2 to 1 (kafka.cluster.Partition)",
+            ]
+        else:
+            f = "[ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0] "
+            expected = [
+                f"WARN {f}Reset fetch offset for partition orders-0 from 120 to current leader's "
+                "latest offset 100 (kafka.server.ReplicaFetcherThread)",
+                "INFO [Log partition=orders-0, dir=/var/lib/kafka/data] Truncating to offset 100 "
+                "(kafka.log.Log)",
+                f"INFO {f}Current offset 120 for partition orders-0 is out of range, which "
+                "typically implies a leader change. Reset fetch offset to 100 "
+                "(kafka.server.ReplicaFetcherThread)",
+            ]
+            if name == "1.1":  # ERROR with the FATAL marker
+                expected.append(
+                    f"ERROR {f}Exiting because log truncation is not allowed for partition "
+                    "orders-0, current leader's latest offset 100 is less than replica's latest "
+                    "offset 120 (kafka.server.ReplicaFetcherThread)"
+                )
+            expected.append(
+                f"INFO {f}Retrying leaderEpoch request for partition orders-0 as the leader "
+                "reported an error: NOT_LEADER_FOR_PARTITION (kafka.server.ReplicaFetcherThread)"
+            )
+            if name == "2.4":
+                expected += [
+                    f"INFO {f}Based on replica's leader epoch, leader replied with epoch 5 "
+                    "unknown to the replica for orders-0. Will truncate to 80 and send another "
+                    "leader epoch request to the leader. (kafka.server.ReplicaFetcherThread)",
+                    f"WARN {f}Based on replica's leader epoch, leader replied with epoch 1 below "
+                    "any replica's tracked epochs for orders-0. The leader's offset only 60 will "
+                    "be used for truncation. (kafka.server.ReplicaFetcherThread)",
+                    f"INFO {f}Partition orders-0 has an older epoch (6) than the current leader. "
+                    "Will await the new LeaderAndIsr state before resuming fetching. "
+                    "(kafka.server.ReplicaFetcherThread)",
+                    "INFO [Partition orders-0 broker=1] Shrinking ISR from 1,2 to 1. Leader: "
+                    "(highWatermark: 90, endOffset: 120). Out of sync replicas: (brokerId: 2, "
+                    "endOffset: 100). (kafka.cluster.Partition)",
+                ]
+            else:
+                expected.append(
+                    "INFO [Partition orders-0 broker=1] Shrinking ISR from 1,2 to 1 "
+                    "(kafka.cluster.Partition)"
+                )
+        assert server == expected
+        sc = [ln.split("] ", 1)[1] for ln in log_lines(folder / "b" / "state-change.log")]
+        if name == "0.10":
+            assert sc[1] == (
+                "ERROR Broker 1 received LeaderAndIsrRequest with correlation id 4 from controller "
+                "9 epoch 3 for partition [orders,0] but cannot become follower since the new "
+                "leader -1 is unavailable. (state.change.logger)"
+            )
+        else:
+            assert sc[1] == (
+                "ERROR [Broker id=1] Received LeaderAndIsrRequest with correlation id 4 from "
+                "controller 9 epoch 3 for partition orders-0 (last update controller epoch 3) but "
+                "cannot become follower since the new leader -1 is unavailable. "
+                "(state.change.logger)"
+            )
+        csc = [ln.split("] ", 1)[1] for ln in log_lines(folder / "c" / "state-change.log")]
+        assert csc == [
+            "TRACE Controller 9 epoch 3 changed partition [orders,0] state from OnlinePartition to "
+            "OfflinePartition (state.change.logger)"
+            if name == "0.10"
+            else "TRACE [Controller id=9 epoch=3] Changed partition orders-0 state from "
+            "OnlinePartition to OfflinePartition (state.change.logger)"
+        ]
+        cl = [ln.split("] ", 1)[1] for ln in log_lines(folder / "c" / "controller.log")]
+        assert cl == (
+            [
+                "WARN [OfflinePartitionLeaderSelector]: No broker in ISR is alive for [orders,0]. "
+                "Elect leader 2 from live brokers 2. There's potential data loss. "
+                "(kafka.controller.OfflinePartitionLeaderSelector)"
+            ]
+            if name == "0.10"
+            else []  # 1.1-2.7: no dedicated line (kafka-formats.md 5.6)
+        )
