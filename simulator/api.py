@@ -38,9 +38,13 @@ def simulate(
     return result
 
 
-def list_scenarios(all_eras: bool = False, rules: bool = False) -> list[tuple[str, str]]:
+def list_scenarios(
+    all_eras: bool = False, rules: bool = False, evidence: bool = False
+) -> list[tuple[str, str]]:
     """(name, one-line description) of every scenario; the ZK eras' ones only
     with ``all_eras`` (the replay does not read ZK-era artefacts yet), the ones
     whose truth holds rule violations (zombie leader, ISR-rule mutations) only
-    with ``rules``."""
-    return listing(all_eras, rules)
+    with ``rules``, the ones made of the evidence artefacts of issues 12 and 13
+    (consumer traffic, startup lines, pre-2.8 templates, describe snapshots,
+    pasted excerpts) only with ``evidence``."""
+    return listing(all_eras, rules, evidence)

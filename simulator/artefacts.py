@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import json
 import zlib
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-# 2024-05-01 10:00:00 UTC: simulated time 0.
-EPOCH_MS = 1714557600000
-_BASE = datetime(2024, 5, 1, 10, 0, 0)
+from simulator.sinks import DEFAULT_OUTPUT, EPOCH_MS, Log4j, Output
 
 NONE = 0
 OFFSET_OUT_OF_RANGE = 1
@@ -31,6 +28,7 @@ NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
 FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
 
+REQUEST_LOGGER = "kafka.request.logger"
 RECORD_BYTES = 100  # bytes per record in a batch, for recordsSizeInBytes
 BATCH_OVERHEAD = 61
 
@@ -43,21 +41,6 @@ def batch_bytes(records: int) -> int:
     return BATCH_OVERHEAD + RECORD_BYTES * records if records > 0 else 0
 
 
-class _Stamp:
-    """``yyyy-MM-dd HH:mm:ss,SSS`` for a simulated millisecond, cached per second."""
-
-    def __init__(self) -> None:
-        self._second = -1
-        self._prefix = ""
-
-    def __call__(self, ms: int) -> str:
-        second, milli = divmod(ms, 1000)
-        if second != self._second:
-            self._second = second
-            self._prefix = (_BASE + timedelta(seconds=second)).strftime("%Y-%m-%d %H:%M:%S")
-        return f"{self._prefix},{milli:03d}"
-
-
 def ip(broker: int) -> str:
     return f"10.0.0.{broker}"
 
@@ -65,19 +48,22 @@ def ip(broker: int) -> str:
 class RequestLog:
     """One broker's ``kafka-request.log``, appended line by line."""
 
-    def __init__(self, path: Path, broker: int, kafka28: bool = False) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(
+        self, path: Path, broker: int, kafka28: bool = False, output: Output = DEFAULT_OUTPUT
+    ) -> None:
         self.broker = broker
         # zk-epoch: Kafka 2.8 on ZooKeeper, Fetch v12 (topic names) with the
         # 2.8 JSON names partitionResponses / partition / recordSetSizeInBytes
         self.kafka28 = kafka28
-        self._fh: TextIO = path.open("w", encoding="utf-8", buffering=1 << 16)
-        self._stamp = _Stamp()
+        self._log = Log4j(path, "request", output)
         self._correlation: dict[str, int] = {}
-        self.lines = 0
+
+    @property
+    def lines(self) -> int:
+        return self._log.lines
 
     def close(self) -> None:
-        self._fh.close()
+        self._log.close()
 
     def _write(
         self,
@@ -119,10 +105,7 @@ class RequestLog:
             "listener": "PLAINTEXT",
             "clientInformation": {"softwareName": software[0], "softwareVersion": software[1]},
         }
-        self._fh.write(
-            f"[{self._stamp(ms)}] DEBUG Completed request:{dumps(body)} (kafka.request.logger)\n"
-        )
-        self.lines += 1
+        self._log.write(ms, "DEBUG", f"Completed request:{dumps(body)}", REQUEST_LOGGER)
 
     @property
     def _topic_key(self) -> str:
@@ -266,6 +249,200 @@ class RequestLog:
             ("apache-kafka-java", "3.6.1"),
         )
 
+    # -- consumers (formats-addendum.md 11) ----------------------------------------
+    def consumer_fetch(
+        self,
+        ms: int,
+        consumer: int,
+        topic_ref: str,
+        p: int,
+        cle: int,
+        offset: int,
+        error: int,
+        hwm: int,
+        records: int,
+        wait_ms: float,
+        version: int,
+    ) -> None:
+        """A consumer's sessionless Fetch (sessionEpoch -1, FINAL_EPOCH) at
+        ``version`` (12 on 2.8, 15 on 3.6, 17 on 4.0): ``replicaId`` -1 up to v14,
+        no replica key from v15 (the tagged ``replicaState`` is left at its
+        default); ``lastFetchedEpoch`` -1 and ``logStartOffset`` -1 (a consumer's,
+        kafka-formats.md 1.6). ``topic_ref``: the name (v12) or the topic id."""
+        request: dict[str, Any] = {}
+        if version < 15:
+            request["replicaId"] = -1
+        request.update(
+            {
+                "maxWaitMs": 500,
+                "minBytes": 1,
+                "maxBytes": 52428800,
+                "isolationLevel": 0,
+                "sessionId": 0,
+                "sessionEpoch": -1,
+                "topics": [
+                    {
+                        self._topic_key: topic_ref,
+                        "partitions": [
+                            {
+                                "partition": p,
+                                "currentLeaderEpoch": cle,
+                                "fetchOffset": offset,
+                                "lastFetchedEpoch": -1,
+                                "logStartOffset": -1,
+                                "partitionMaxBytes": 1048576,
+                            }
+                        ],
+                    }
+                ],
+                "forgottenTopicsData": [],
+                "rackId": "",
+            }
+        )
+        part: dict[str, Any] = {
+            ("partition" if self.kafka28 else "partitionIndex"): p,
+            "errorCode": error,
+            "highWatermark": hwm,
+            "lastStableOffset": hwm,
+            "logStartOffset": 0 if error == NONE else -1,
+            "abortedTransactions": None,
+            "preferredReadReplica": -1,
+            ("recordSetSizeInBytes" if self.kafka28 else "recordsSizeInBytes"): batch_bytes(
+                records
+            ),
+        }
+        response = {
+            "throttleTimeMs": 0,
+            "errorCode": 0,
+            "sessionId": 0,
+            "responses": [
+                {
+                    self._topic_key: topic_ref,
+                    ("partitionResponses" if self.kafka28 else "partitions"): [part],
+                }
+            ],
+        }
+        self._write(
+            ms,
+            1,
+            "FETCH",
+            version,
+            consumer_client_id(consumer),
+            request,
+            response,
+            f"{ip(self.broker)}:9092-10.0.2.{consumer}:{42000 + consumer}-{100 + consumer}",
+            round(wait_ms + 0.412, 3),
+            round(wait_ms, 3),
+            ("apache-kafka-java", "3.6.1"),
+        )
+
+    def list_offsets(
+        self,
+        ms: int,
+        replica: int,
+        consumer: int,
+        topic: str,
+        p: int,
+        cle: int,
+        error: int,
+        offset: int,
+        epoch: int,
+        version: int,
+    ) -> None:
+        """ListOffsets LATEST (timestamp -1) at ``version`` (6 on 2.8, 8 on 3.6, 10
+        on 4.0, whose request ends with ``timeoutMs``): a consumer's (replicaId -1,
+        isolationLevel 0) is answered with the HWM (addendum 11.1)."""
+        request: dict[str, Any] = {
+            "replicaId": replica,
+            "isolationLevel": 0,
+            "topics": [
+                {
+                    "name": topic,
+                    "partitions": [
+                        {"partitionIndex": p, "currentLeaderEpoch": cle, "timestamp": -1}
+                    ],
+                }
+            ],
+        }
+        if version >= 10:
+            request["timeoutMs"] = 0
+        response = {
+            "throttleTimeMs": 0,
+            "topics": [
+                {
+                    "name": topic,
+                    "partitions": [
+                        {
+                            "partitionIndex": p,
+                            "errorCode": error,
+                            "timestamp": -1,
+                            "offset": offset if error == NONE else -1,
+                            "leaderEpoch": epoch if error == NONE else -1,
+                        }
+                    ],
+                }
+            ],
+        }
+        self._write(
+            ms,
+            2,
+            "LIST_OFFSETS",
+            version,
+            consumer_client_id(consumer),
+            request,
+            response,
+            f"{ip(self.broker)}:9092-10.0.2.{consumer}:{42000 + consumer}-{100 + consumer}",
+            0.453,
+            0.0,
+            ("apache-kafka-java", "3.6.1"),
+        )
+
+    def offsets_for_leader_epoch(
+        self,
+        ms: int,
+        replica: int,
+        consumer: int,
+        entries: list[tuple[str, int, int, int, int, int, int]],
+    ) -> None:
+        """OffsetsForLeaderEpoch v4 (kafka-formats.md 1.7); a consumer's carries
+        replicaId -1 (``forConsumer``). ``entries``: (topic, partition, current
+        leader epoch, leader epoch asked, error, epoch answered, end offset)."""
+        asked: dict[str, list[dict[str, Any]]] = {}
+        told: dict[str, list[dict[str, Any]]] = {}
+        for topic, p, cle, epoch, error, answered, end in entries:
+            asked.setdefault(topic, []).append(
+                {"partition": p, "currentLeaderEpoch": cle, "leaderEpoch": epoch}
+            )
+            told.setdefault(topic, []).append(
+                {"errorCode": error, "partition": p, "leaderEpoch": answered, "endOffset": end}
+            )
+        request = {
+            "replicaId": replica,
+            "topics": [{"topic": t, "partitions": ps} for t, ps in asked.items()],
+        }
+        response = {
+            "throttleTimeMs": 0,
+            "topics": [{"topic": t, "partitions": ps} for t, ps in told.items()],
+        }
+        self._write(
+            ms,
+            23,
+            "OFFSET_FOR_LEADER_EPOCH",
+            4,
+            consumer_client_id(consumer),
+            request,
+            response,
+            f"{ip(self.broker)}:9092-10.0.2.{consumer}:{42000 + consumer}-{100 + consumer}",
+            0.431,
+            0.0,
+            ("apache-kafka-java", "3.6.1"),
+        )
+
+
+def consumer_client_id(consumer: int) -> str:
+    """A 2.4+ Java consumer's default client id, ``consumer-<group>-<n>`` (KAFKA-9033)."""
+    return f"consumer-audit-{consumer}"
+
 
 class TextRequestLog:
     """zk-hw: one 0.10.1 broker's ``kafka-request.log`` with the request
@@ -316,17 +493,18 @@ class TextRequestLog:
       ``User:ANONYMOUS``; ``config/log4j.properties``: ``[%d] %p %m (%c)%n``.
     """
 
-    def __init__(self, path: Path, broker: int) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path, broker: int, output: Output = DEFAULT_OUTPUT) -> None:
         self.broker = broker
         self.kafka28 = False
-        self._fh: TextIO = path.open("w", encoding="utf-8", buffering=1 << 16)
-        self._stamp = _Stamp()
+        self._log = Log4j(path, "request", output)
         self._correlation: dict[str, int] = {}
-        self.lines = 0
+
+    @property
+    def lines(self) -> int:
+        return self._log.lines
 
     def close(self) -> None:
-        self._fh.close()
+        self._log.close()
 
     def _next(self, client: str) -> int:
         corr = self._correlation.get(client, -1) + 1
@@ -337,13 +515,15 @@ class TextRequestLog:
         self, ms: int, desc: str, connection: str, remote_ms: int, local_ms: int = 0
     ) -> None:
         total = remote_ms + local_ms
-        self._fh.write(
-            f"[{self._stamp(ms)}] TRACE Completed request:{desc} from connection "
+        self._log.write(
+            ms,
+            "TRACE",
+            f"Completed request:{desc} from connection "
             f"{connection};totalTime:{total},requestQueueTime:0,localTime:{local_ms},"
             f"remoteTime:{remote_ms},responseQueueTime:0,sendTime:0,"
-            "securityProtocol:PLAINTEXT,principal:User:ANONYMOUS (kafka.request.logger)\n"
+            "securityProtocol:PLAINTEXT,principal:User:ANONYMOUS",
+            REQUEST_LOGGER,
         )
-        self.lines += 1
 
     def fetch(
         self,
@@ -396,6 +576,53 @@ class TextRequestLog:
         )
         connection = f"{ip(self.broker)}:9092-10.0.1.{client}:{40000 + client}"
         self._write(ms, f"{header} -- {body}", connection, int(waited_ms), 1)
+
+    # -- consumers and ListOffsets (formats-addendum.md 11.1: no response before 1.0) --
+    def consumer_fetch(
+        self, ms: int, consumer: int, topic: str, p: int, offset: int, waited_ms: int = 0
+    ) -> None:
+        """A 0.10.1 consumer's Fetch v3: the Scala ``describe`` with ReplicaId -1
+        (``fetch.max.bytes`` 52428800, ``max.partition.fetch.bytes`` 1048576);
+        ``waited_ms``: the long poll (``fetch.max.wait.ms``) an empty answer waited."""
+        client = f"consumer-{consumer}"
+        desc = (
+            f"Name: FetchRequest; Version: 3; CorrelationId: {self._next(client)}; "
+            f"ClientId: {client}; ReplicaId: -1; MaxWait: 500 ms; MinBytes: 1 bytes; "
+            f"MaxBytes:52428800 bytes; RequestInfo: ([{topic},{p}],PartitionFetchInfo({offset},"
+            "1048576))"
+        )
+        connection = f"{ip(self.broker)}:9092-10.0.2.{consumer}:{42000 + consumer}"
+        self._write(ms, desc, connection, waited_ms)
+
+    def list_offsets(
+        self,
+        ms: int,
+        replica: int,
+        consumer: int,
+        topic: str,
+        p: int,
+        cle: int,
+        error: int,
+        offset: int,
+        epoch: int,
+    ) -> None:
+        """ListOffsets v1, read client-side: ``header -- body`` structs, no answer
+        (``Protocol.java`` @0.10.1.1 ``LIST_OFFSET_REQUEST_V1``). A follower asks
+        from its fetcher thread's client (``earliestOrLatestOffset``)."""
+        if replica >= 0:
+            client = f"ReplicaFetcherThread-0-{self.broker}"
+            correlation = self._next(f"{client}/{replica}")
+            connection = f"{ip(self.broker)}:9092-{ip(replica)}:{51000 + replica}"
+        else:
+            client = f"consumer-{consumer}"
+            correlation = self._next(client)
+            connection = f"{ip(self.broker)}:9092-10.0.2.{consumer}:{42000 + consumer}"
+        header = f"{{api_key=2,api_version=1,correlation_id={correlation},client_id={client}}}"
+        body = (
+            f"{{replica_id={replica},topics=[{{topic={topic},partitions=[{{partition={p},"
+            "timestamp=-1}]}]}"
+        )
+        self._write(ms, f"{header} -- {body}", connection, 0)
 
 
 class NullDump:

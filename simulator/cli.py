@@ -28,7 +28,7 @@ def simulate_command(
 ) -> None:
     """Simulate a Kafka cluster with faults; write its artefacts and truth.json."""
     if list_:
-        for name, description in list_scenarios(all_eras=True, rules=True):
+        for name, description in list_scenarios(all_eras=True, rules=True, evidence=True):
             typer.echo(f"{name}\t{description}")
         return
     if scenario is None or out is None:

@@ -45,20 +45,45 @@ from typing import Any
 
 from simulator import artefacts as art
 from simulator import logs as lg
+from simulator import oldlogs as old
+from simulator import startup, versions
+from simulator.consumers import Consumers
+from simulator.describe import Describe
 from simulator.model import (
     NO_LEADER,
     NO_LEADER_CHANGE,
     UNDEFINED,
     BrokerReg,
     FollowerState,
+    Log,
     Pending,
     Registration,
     ReplicaState,
 )
+from simulator.sinks import Output
 from simulator.spec import ZK_ERAS, ProducerSpec, Spec
+from simulator.textlog import StructRequestLog
 from simulator.truth import SKEW_MS, Key, Truth
 
 PRODUCE_TIMEOUT_MS = 30000
+ERROR_NAMES = {
+    art.NOT_LEADER_OR_FOLLOWER: "NOT_LEADER_FOR_PARTITION",
+    art.UNKNOWN_LEADER_EPOCH: "UNKNOWN_LEADER_EPOCH",
+}
+
+
+def end_offset_v0(log: Log, epoch: int) -> int:
+    """1.1's ``LeaderEpochFileCache.endOffsetFor`` (KIP-101, before KIP-279): the
+    log end for the latest epoch, else the start of the first later epoch, and
+    an undefined offset for an epoch below the first entry or with none after."""
+    if epoch == UNDEFINED or not log.cache:
+        return UNDEFINED
+    if epoch == log.cache[-1][0]:
+        return log.leo
+    later = [start for e, start in log.cache if e > epoch]
+    if not later or epoch < log.cache[0][0]:
+        return UNDEFINED
+    return later[0]
 
 
 def lg_tp(key: Key) -> str:
@@ -69,7 +94,7 @@ class Broker:
     def __init__(
         self,
         bid: int,
-        log: art.RequestLog | art.TextRequestLog,
+        log: art.RequestLog | art.TextRequestLog | StructRequestLog,
         flush_ms: int | None,
         logs: lg.BrokerLogs,
     ) -> None:
@@ -111,8 +136,21 @@ class Cluster:
         self.events = 0
         self.zk = spec.era in ZK_ERAS
         self.hw_era = spec.era == "zk-hw"
+        ev = spec.evidence
+        self.evidence = ev
+        #: the Kafka version whose texts every artefact uses (simulator/versions.py)
+        self.version = versions.resolve(spec.era, ev.version)
+        #: a pre-2.8 template set (formats-addendum.md 9) chosen with ``version``
+        self.old = ev.version is not None and self.version.before("2.8")
+        #: 1.1 and 2.4: followers truncate after an OffsetsForLeaderEpoch answer
+        #: when they start following, not from a fetch answer (KIP-101, KIP-279)
+        self.epoch_requests = (
+            self.zk and self.version.epochs and not self.version.truncation_on_fetch
+        )
+        output = Output(ev.write, ev.excerpts, ev.excerpts_only)
+        self.output = output
         self.dump: art.MetadataDump | art.NullDump
-        if self.zk:
+        if self.zk or not ev.writes("metadata"):
             self.dump = art.NullDump()
         else:
             self.dump = art.MetadataDump(out / "controller" / "metadata.log.txt")
@@ -120,22 +158,37 @@ class Cluster:
         for b in spec.brokers:
             flush = spec.flush_ms.get(b, spec.default_flush_ms)
             folder = out / f"broker-{b}"
-            request_log: art.RequestLog | art.TextRequestLog = (
-                art.TextRequestLog(folder / "kafka-request.log", b)
-                if self.hw_era
-                else art.RequestLog(folder / "kafka-request.log", b, kafka28=self.zk)
-            )
-            broker_logs = (
-                lg.ZkBrokerLogs(folder, b, spec.era) if self.zk else lg.BrokerLogs(folder, b)
-            )
+            path = folder / "kafka-request.log"
+            request_log: art.RequestLog | art.TextRequestLog | StructRequestLog
+            broker_logs: lg.BrokerLogs
+            if self.hw_era:
+                request_log = art.TextRequestLog(path, b, output)
+            elif self.zk and not self.version.json_request_log:
+                request_log = StructRequestLog(path, b, self.version, output)
+            else:
+                request_log = art.RequestLog(path, b, kafka28=self.zk, output=output)
+            if self.old:
+                broker_logs = old.OldBrokerLogs(folder, b, self.version, output)
+            elif self.zk:
+                broker_logs = lg.ZkBrokerLogs(folder, b, spec.era, output)
+            else:
+                broker_logs = lg.BrokerLogs(folder, b, output)
             self.brokers[b] = Broker(b, request_log, flush, broker_logs)
         self.elr = spec.era == "kraft-elr"
         if self.zk:
-            self.zclog = lg.ZkControllerLogs(out / "controller")
+            self.zclog = (
+                old.OldControllerLogs(out / "controller", self.version, output)
+                if self.old
+                else lg.ZkControllerLogs(out / "controller", output)
+            )
             self.controller: int | None = min(spec.brokers)
             self.controller_epoch = 1
+            #: the controller epoch stored with each partition's LeaderAndIsr znode
+            self.zk_cepoch: dict[Key, int] = {}
+            #: per broker: (the event that sent its last LeaderAndIsr, its correlation id)
+            self.zk_sent: dict[int, tuple[int, int]] = {}
         else:
-            self.clog = lg.ControllerLog(out / "controller" / "controller.log")
+            self.clog = lg.ControllerLog(out / "controller" / "controller.log", output)
         self.breg: dict[int, BrokerReg] = {}
         self.regs: dict[Key, Registration] = {}
         self.topic_ids: dict[str, str] = {}
@@ -145,6 +198,12 @@ class Cluster:
         self.leader_epochs_seen: dict[Key, int] = {}
         self.violations: list[str] = truth.violations
         self.stopped = False
+        #: brokers that stopped themselves (a FATAL in the fetcher): an operator
+        #: starts them again at the end of the fault schedule
+        self.halted: set[int] = set()
+        self.describe: Describe | None = None
+        #: 1.1: KIP-101 without KIP-279 (``model.Log.kip101``)
+        self.kip101 = self.old and self.version.epochs and self.version.before("2.0")
 
     # -- event queue -----------------------------------------------------------
     def at(self, ms: int, fn: Callable[..., None], *args: Any) -> None:
@@ -221,6 +280,9 @@ class Cluster:
             self._epoch_began(
                 key, new.leader_epoch, leader, reg.isr + (reg.elr or []), recovery == 1
             )
+        for r in new.isr:
+            if r not in reg.isr:
+                self.truth.caught_up(key, r)
         self.regs[key] = new
         self._isr_in_force(key)
         if key not in changed:
@@ -385,13 +447,19 @@ class Cluster:
         broker = self.brokers[b]
         records = [art.register_broker(b, epoch, generation, self.elr)]
         changed: list[Key] = []
-        if self.elr and not broker.clean_file:
+        unclean = self.elr and not broker.clean_file
+        if unclean and not self.mutated("unclean_kept_in_elr"):
             # handleBrokerUncleanShutdown: out of every ELR, into the LastKnownELR
             for key, reg in self.regs.items():
                 if b in (reg.elr or []):
                     self._build(records, changed, key, reg.isr, unclean_shutdown=(b,))
         broker.clean_file = False  # read at start-up; written again by a controlled shutdown
         self.commit(records, changed)
+        if unclean:
+            # the mutation left it a leader candidate (seed 002 5.2: it must not be)
+            for key, reg in self.regs.items():
+                if b in (reg.elr or []):
+                    self.truth.unclean_member(key, b, reg.leader_epoch, "elr")
         broker.registered = True
         if self.zk:
             # a ZK registration is live at once: onBrokerStartup elects, then
@@ -425,12 +493,13 @@ class Cluster:
             self._build(records, changed, key, isr, recovery=recovery)
         elif self.zk:
             # 2.8 AlterIsr / <= 2.7 the leader's own ZK write: zkVersion + 1 only
-            self.zk_change(changed, key, isr=isr, from_state="OnlinePartition")
+            self.zk_change(changed, key, isr=isr, from_state="OnlinePartition", by_leader=True)
         else:
             self.change(records, changed, key, isr=isr, recovery=recovery)
         self.commit(records, changed)
         new = self.regs[key]
-        if self.hw_era and len(new.isr) > len(old_isr):
+        if (self.hw_era or self.old) and len(new.isr) > len(old_isr):
+            # <= 2.7: the leader's own ZK write, announced before it (9.4)
             assert isinstance(b.logs, lg.ZkBrokerLogs)
             b.logs.expand_isr(self.now, lg_tp(key), old_isr, new.isr)
         under = len(new.isr) < self.min_isr[key[0]]
@@ -485,8 +554,13 @@ class Cluster:
     # ``doRemoveReplicasFromIsr``); the leader's own ISR changes (AlterIsr in
     # 2.8, a direct ZK write before) keep the leader epoch.
 
-    def _zk_line(self, key: Key, from_state: str, reg: Registration) -> None:
+    def _zk_line(
+        self, key: Key, from_state: str, reg: Registration, prev_isr: list[int] | None = None
+    ) -> None:
         assert self.controller is not None
+        if isinstance(self.zclog, old.OldControllerLogs):
+            self._zk_line_old(key, from_state, reg, prev_isr)
+            return
         self.zclog.changed(
             self.now,
             self.controller,
@@ -500,6 +574,29 @@ class Cluster:
             reg.partition_epoch,
         )
 
+    def _zk_line_old(
+        self, key: Key, from_state: str, reg: Registration, prev_isr: list[int] | None
+    ) -> None:
+        """A pre-2.8 controller's partition state machine lines (formats-addendum
+        9.2, 9.7): an election from OfflinePartition or a new partition is a move
+        to OnlinePartition (0.10 also names the offline leader selection in
+        controller.log, with "potential data loss" when the leader is not from the
+        ISR); a controlled-shutdown move stays OnlinePartition; no leader is a move
+        to OfflinePartition. The controller's ISR-only change (a replica removed,
+        the epoch bumped) is a replica state machine change: no partition line."""
+        assert isinstance(self.zclog, old.OldControllerLogs) and self.controller is not None
+        state = self._zk_state(key, reg)
+        c, e = self.controller, self.controller_epoch
+        if reg.leader < 0:
+            self.zclog.partition_offline(self.now, c, e, state)
+            return
+        if from_state == "OfflinePartition":
+            if prev_isr is not None and reg.leader not in prev_isr:
+                live = [r for r in reg.replicas if self.acceptable(r)]
+                self.zclog.unclean_selected(self.now, state, live)
+            self.zclog.offline_selected(self.now, state)
+        self.zclog.partition_online(self.now, c, e, from_state, state)
+
     def zk_change(
         self,
         changed: list[Key],
@@ -508,7 +605,10 @@ class Cluster:
         isr: list[int] | None = None,
         bump: bool = False,
         from_state: str = "OnlinePartition",
+        by_leader: bool = False,
     ) -> None:
+        """``by_leader``: the leader's own ISR change (AlterIsr in 2.8; before 2.7
+        the leader writes the znode itself, and no controller line is logged)."""
         reg = self.regs[key]
         new_leader = reg.leader if leader == NO_LEADER_CHANGE else leader
         new_isr = list(isr) if isr is not None else list(reg.isr)
@@ -522,7 +622,12 @@ class Cluster:
             leader_epoch=reg.leader_epoch + (1 if bump else 0),
             partition_epoch=reg.partition_epoch + 1,
         )
-        self._zk_line(key, from_state, new)
+        if not self.old:
+            self._zk_line(key, from_state, new)
+        elif not by_leader:
+            self.zk_cepoch[key] = self.controller_epoch
+            if new.leader != reg.leader:
+                self._zk_line(key, from_state, new, reg.isr)
         if bump:
             # unclean when the leader was not in the previous ISR (docs/findings.md)
             self._epoch_began(key, new.leader_epoch, new_leader, reg.isr, False)
@@ -530,6 +635,14 @@ class Cluster:
         self._isr_in_force(key)
         if key not in changed:
             changed.append(key)
+
+    def _zk_elected(self, ms: int) -> None:
+        """A broker won /controller (9.7): controller.log, and before 0.11 the
+        broker's own server.log (ZookeeperLeaderElector)."""
+        assert self.controller is not None
+        self.zclog.elected(ms, self.controller, self.controller_epoch)
+        if isinstance(self.zclog, old.OldControllerLogs):
+            self.zclog.elected_to(self.brokers[self.controller].logs.server, ms, self.controller)
 
     def _zk_live(self, b: int) -> bool:
         return self.acceptable(b) and self.brokers[b].reachable
@@ -543,7 +656,7 @@ class Cluster:
         self.controller = live[0] if live else None
         if self.controller is not None:
             self.controller_epoch += 1
-            self.zclog.elected(self.now, self.controller, self.controller_epoch)
+            self._zk_elected(self.now)
 
     def _zk_elect_offline(self, changed: list[Key], key: Key, unclean: bool) -> None:
         """``OfflinePartitionLeaderElection``: the first live ISR member in replica
@@ -603,13 +716,15 @@ class Cluster:
         if self.controller is None or not self._zk_live(self.controller):
             self.controller = b
             self.controller_epoch += 1
-            self.zclog.elected(self.now, self.controller, self.controller_epoch)
+            self._zk_elected(self.now)
             # onControllerFailover: brokers that died while there was no controller
             for d in sorted(self.brokers):
                 if self.breg[d].fenced:
                     self._zk_leave(d, changed, failover=True)
         live = [r for r in sorted(self.brokers) if self.acceptable(r)]
         self.zclog.brokers_changed(self.now, self.controller, [b], [], live)
+        if isinstance(self.zclog, old.OldControllerLogs):
+            self.zclog.broker_startup(self.now, self.controller, [b])
         for key, reg in self.regs.items():
             if reg.leader == NO_LEADER:
                 self._zk_elect_offline(changed, key, self.spec.unclean_election)
@@ -633,8 +748,24 @@ class Cluster:
             rs.leader = NO_LEADER
             rs.leader_epoch = -1
             rs.log.hwm = min(rs.log.hwm_checkpoint, rs.log.leo)
+        self._startup_lines(b, True)  # the process stopped cleanly: flushed, marker written
         for key in b.replicas:
             self.apply(b, key)
+
+    def _startup_lines(self, b: Broker, clean: bool) -> None:
+        """A (re)started broker loads its logs (formats-addendum.md 10) and, with
+        ``startup_lines``, says so; its Partitions print the initial HW when
+        the first metadata for them arrives (``apply``)."""
+        if not self.evidence.startup_lines:
+            return
+        parts = [
+            (key[0], key[1], self.topic_ids[key[0]], rs.log.leo)
+            for key, rs in sorted(b.replicas.items())
+        ]
+        startup.write_startup(b.logs, self.version, self.now, parts, clean)
+        for key, rs in b.replicas.items():
+            rs.reloaded = True
+            self.truth.restart_shown(key, b.id, rs.log.leo, clean)
 
     # -- broker: applying metadata ---------------------------------------------
     def apply(self, b: Broker, key: Key) -> None:
@@ -643,9 +774,19 @@ class Cluster:
         was_leader, old_epoch = rs.is_leader, rs.leader_epoch
         prev_leader = None if rs.fresh else rs.leader
         new_epoch = rs.fresh or reg.leader_epoch > old_epoch
+        fresh = rs.fresh
         rs.fresh = False
         tp = lg_tp(key)
-        if reg.leader == b.id and new_epoch:
+        if rs.reloaded:
+            # the Partition is created again after a restart: the checkpointed
+            # HW, capped at the log end (formats-addendum.md 10.3, 2.4+)
+            rs.reloaded = False
+            if self.version.at_least("2.4"):
+                b.logs.log_loaded(self.now, tp, rs.log.hwm)
+                self.truth.hw_shown(key, rs.log.hwm)
+        if self.old and new_epoch:
+            self._apply_old(b, key, reg, rs, was_leader, old_epoch, prev_leader, fresh)
+        elif reg.leader == b.id and new_epoch:
             if reg.recovery == 1:
                 b.logs.recovering(self.now, tp)
             b.logs.leader(
@@ -689,6 +830,11 @@ class Cluster:
         rs.isr = list(reg.isr)
         rs.partition_epoch = reg.partition_epoch
         rs.recovery = reg.recovery
+        if self.old and reg.leader < 0 and not fresh and not was_leader:
+            # before 2.8 a follower refuses a LeaderAndIsr without a live leader
+            # ("cannot become follower"): its Partition keeps the leader and epoch
+            # it had, and its fetcher the leader it fetched from (9.3)
+            return
         rs.leader = reg.leader
         rs.leader_epoch = reg.leader_epoch
         if reg.leader == b.id:
@@ -700,9 +846,103 @@ class Cluster:
             rs.is_leader = False
             self.fail_pending(b, key, rs, art.NOT_LEADER_OR_FOLLOWER)
 
+    def _zk_state(self, key: Key, reg: Registration) -> old.PartitionState:
+        """The partition state the ZK controller sends in LeaderAndIsr requests."""
+        return old.PartitionState(
+            key[0],
+            key[1],
+            self.zk_cepoch.get(key, self.controller_epoch),
+            reg.leader,
+            reg.leader_epoch,
+            tuple(reg.isr),
+            reg.partition_epoch,
+            tuple(reg.replicas),
+            is_new=reg.partition_epoch == 0,
+        )
+
+    def _zk_correlation(self, b: int) -> int:
+        """One LeaderAndIsr request per broker per controller action: the
+        partitions applied in the same event share its correlation id."""
+        event, corr = self.zk_sent.get(b, (-1, -1))
+        if event != self.events:
+            event, corr = self.events, corr + 1
+            self.zk_sent[b] = (event, corr)
+        return corr
+
+    def _apply_old(
+        self,
+        b: Broker,
+        key: Key,
+        reg: Registration,
+        rs: ReplicaState,
+        was_leader: bool,
+        old_epoch: int,
+        prev_leader: int | None,
+        fresh: bool,
+    ) -> None:
+        """A pre-2.8 broker handling the controller's LeaderAndIsr (formats-addendum
+        9.2, 9.3): the controller's "Sending" line, the broker's "Received" line,
+        then ``makeLeaders`` / ``makeFollowers`` with the version's transitions."""
+        assert isinstance(b.logs, old.OldBrokerLogs) and isinstance(
+            self.zclog, old.OldControllerLogs
+        )
+        state = self._zk_state(key, reg)
+        controller = self.controller if self.controller is not None else b.id
+        cepoch = self.controller_epoch
+        corr = self._zk_correlation(b.id)
+        self.zclog.sending(self.now, controller, cepoch, b.id, state)
+        b.logs.lai_received(self.now, state, corr, controller, cepoch)
+        tp = lg_tp(key)
+        log = rs.log
+        if reg.leader == b.id:
+            b.logs.lai_leader(
+                self.now,
+                state,
+                corr,
+                controller,
+                cepoch,
+                not was_leader,
+                log.leo,
+                log.hwm,
+                old_epoch,
+            )
+            if self.version.at_least("2.4"):  # the line prints the leader's HW
+                self.truth.hw_shown(key, log.hwm)
+            return
+        if reg.leader < 0:
+            b.logs.lai_no_leader(self.now, state, corr, controller, cepoch)
+            return
+        # makeFollower is false for the same leader (and, from 2.1, the same epoch)
+        changed = fresh or prev_leader != reg.leader
+        if self.version.at_least("2.4"):
+            changed = changed or reg.leader_epoch != old_epoch
+        b.logs.lai_follower_start(self.now, state, corr, controller, cepoch, changed)
+        if not changed:
+            return
+        if not self.version.epochs:
+            # 0.8-0.10 makeFollowers: truncate to the replica's own HW (seed 004,
+            # 001; formats-addendum 9.5), then fetch from the log end
+            frm, top, hwm = log.leo, log.top_data_epoch(), log.hwm
+            b.logs.hw_truncation(self.now, tp, reg.leader, hwm, frm)
+            self.truth.hw_shown(key, hwm)  # the truncation line prints the HW
+            to = min(hwm, frm)
+            log.truncate_to(to)
+            if to < frm:
+                self.truth.truncated(key, b.id, frm, to, reg.leader_epoch, top)
+            init = log.leo
+        else:
+            # 1.1+: the fetcher starts from the HW, truncating first (KIP-101)
+            rs.truncating = True
+            init = log.hwm
+            self.truth.hw_shown(key, init)  # "Added fetcher ... offset" is the HW
+        b.logs.lai_follower_end(self.now, state, corr, controller, cepoch, init)
+
     def become_leader(self, b: Broker, key: Key, rs: ReplicaState, reg: Registration) -> None:
         rs.is_leader = True
-        rs.log.assign(reg.leader_epoch, rs.log.leo)
+        if not (self.old and self.version.epochs and self.version.before("2.0")):
+            # 2.0+ caches the new epoch's start offset at once (KIP-279); 1.1
+            # assigns it with the leader's first append (Log.append)
+            rs.log.assign(reg.leader_epoch, rs.log.leo)
         rs.start_offset = rs.log.leo
         rs.exposed_hwm = 0
         rs.exposed_rises = []
@@ -860,10 +1100,14 @@ class Cluster:
             self.fetch_from(b, leader, by_leader[leader_id])
 
     def fetch_from(self, f: Broker, leader: Broker, keys: list[Key]) -> None:
+        if self.epoch_requests:
+            keys = self._epoch_round(f, leader, keys)
+            if not keys:
+                return
         parts = []
         for key in keys:
             rs = f.replicas[key]
-            lfe = UNDEFINED if self.hw_era else rs.log.latest_epoch()
+            lfe = UNDEFINED if self.hw_era or self.epoch_requests else rs.log.latest_epoch()
             parts.append((key, rs.leader_epoch, rs.log.leo, lfe))
         answers = [self.leader_fetch(leader, f.id, *part) for part in parts]
         leader.sessions += 1
@@ -902,6 +1146,10 @@ class Cluster:
                 line,
                 marks,
             )
+        elif isinstance(leader.log, StructRequestLog):
+            # the text form prints the record set, which depends on the read
+            ends = {(self._topic_ref(k), k[1]): leader.replicas[k].log.leo for k, *_ in parts}
+            leader.log.fetch(self.now, *line, leos=ends)
         else:
             leader.log.fetch(self.now, *line)
             if self.hw_era:
@@ -912,6 +1160,136 @@ class Cluster:
                 self.truth.exposure(key, leader.id, cle, hwm)
         for (key, cle, _off, _lfe), (err, hwm, div, runs) in zip(parts, answers, strict=True):
             self.follower_apply(f, key, leader.id, cle, err, hwm, div, runs)
+
+    def _epoch_round(self, f: Broker, leader: Broker, keys: list[Key]) -> list[Key]:
+        """Before IBP 2.7 a follower truncates when it starts following: the
+        fetcher's ``maybeTruncate`` sends one OffsetsForLeaderEpoch for its
+        partitions in the Truncating state (latest epoch of its cache) and
+        truncates each to the answer; then ``maybeFetch`` fetches every partition
+        done truncating (kafka-formats.md 1.6; formats-addendum 9.6). Returns
+        the keys to fetch now.
+
+        1.1 (KIP-101, ``ReplicaFetcherThread.maybeTruncate`` @1.1.1): an answer
+        at or beyond the log end truncates nothing; an unknown offset truncates
+        to the initial fetch offset (the HW); else to the answer. A partition
+        with no epoch gets that unknown offset without asking. 2.4 (KIP-279,
+        ``AbstractFetcherThread.getOffsetTruncationState`` @2.4.1): the leader
+        answers (epoch, end offset); a follower without that epoch truncates to
+        the end of its own largest smaller epoch and asks again next round; a
+        partition with no epoch truncates to its HW without asking."""
+        assert isinstance(f.logs, old.OldBrokerLogs)
+        v24 = self.version.at_least("2.4")
+        ask = [k for k in keys if f.replicas[k].truncating]
+        entries: list[tuple[str, int, int, int, int, int, int]] = []
+        answers: dict[Key, tuple[int, int, int]] = {}
+        for key in ask:
+            rs = f.replicas[key]
+            epoch = rs.log.latest_epoch()
+            if epoch == UNDEFINED:
+                continue
+            lrs = leader.replicas[key]
+            error, answered, end = art.NONE, UNDEFINED, UNDEFINED
+            if not lrs.is_leader:
+                error = art.NOT_LEADER_OR_FOLLOWER
+            elif v24 and rs.leader_epoch < lrs.leader_epoch:
+                error = art.FENCED_LEADER_EPOCH
+            elif v24 and rs.leader_epoch > lrs.leader_epoch:
+                error = art.UNKNOWN_LEADER_EPOCH
+            elif v24:
+                answered, end = lrs.log.end_offset_for(epoch)
+            else:
+                end = end_offset_v0(lrs.log, epoch)
+            answers[key] = (error, answered, end)
+            entries.append((key[0], key[1], rs.leader_epoch, epoch, error, answered, end))
+        if entries:
+            assert isinstance(leader.log, StructRequestLog)
+            leader.log.offsets_for_leader_epoch(self.now, f.id, 0, entries)
+        for key in ask:
+            rs = f.replicas[key]
+            log, tp = rs.log, lg_tp(key)
+            frm, top = log.leo, log.top_data_epoch()
+            done = True
+            if key not in answers:  # no epoch in the cache
+                if v24:
+                    f.logs.hw_truncation(self.now, tp, leader.id, log.hwm, log.leo)
+                else:
+                    f.logs.epoch_unknown_offset(self.now, tp, leader.id, log.hwm)
+                    f.logs.epoch_truncation(
+                        self.now, tp, key[1], leader.id, log.hwm, -1, -1, frm, 0
+                    )
+                to = log.hwm
+            else:
+                error, answered, end = answers[key]
+                if error == art.FENCED_LEADER_EPOCH:
+                    f.logs.epoch_fenced(self.now, tp, leader.id, rs.leader_epoch)
+                    continue
+                if error != art.NONE:
+                    f.logs.epoch_retry(self.now, tp, leader.id, ERROR_NAMES[error])
+                    continue
+                if end == UNDEFINED:
+                    f.logs.epoch_unknown_offset(self.now, tp, leader.id, log.hwm)
+                    to = log.hwm
+                elif not v24:
+                    if end >= frm:
+                        f.logs.epoch_no_truncation(self.now, tp, leader.id, end, frm)
+                        rs.truncating = False
+                        continue
+                    to = end
+                else:
+                    fe, fend = log.end_offset_for(answered)
+                    if fe == UNDEFINED:
+                        f.logs.epoch_below_tracked(self.now, tp, leader.id, answered, end)
+                        to = min(end, frm)
+                    elif fe != answered:
+                        to = min(fend, frm)
+                        f.logs.epoch_unknown_to_replica(self.now, tp, leader.id, answered, to)
+                        done = False
+                    else:
+                        to = min(fend, end, frm)
+                f.logs.epoch_truncation(self.now, tp, key[1], leader.id, to, -1, -1, frm, log.hwm)
+            log.truncate_to(to)
+            if to < frm:
+                self.truth.truncated(key, f.id, frm, to, rs.leader_epoch, top)
+            rs.truncating = not done
+        return [k for k in keys if not f.replicas[k].truncating]
+
+    def _out_of_range(self, f: Broker, key: Key, leader: Broker) -> None:
+        """OFFSET_OUT_OF_RANGE on a fetch without epochs (0.10, 1.1, 2.4): the
+        follower asks the leader's log end with ListOffsets (LATEST, its replica
+        id) and, if it is below its own, truncates to it (``handleOffsetOutOfRange``
+        / ``fetchOffsetAndTruncate``, formats-addendum 9.6) - unless the topic
+        forbids unclean election and the version still checks it (<= 1.1): then
+        the broker stops (FATAL, ``System.exit`` / ``FatalExitError``; the
+        shutdown hook closes it cleanly)."""
+        rs, lrs = f.replicas[key], leader.replicas[key]
+        if not lrs.is_leader or not leader.reachable or f.id in self.halted:
+            return
+        leader_leo = lrs.log.leo
+        assert not isinstance(leader.log, art.RequestLog)  # the text forms, before 2.8
+        leader.log.list_offsets(
+            self.now,
+            f.id,
+            0,
+            key[0],
+            key[1],
+            rs.leader_epoch,
+            art.NONE,
+            leader_leo,
+            lrs.leader_epoch,
+        )
+        log, tp = rs.log, lg_tp(key)
+        if leader_leo >= log.leo:
+            return  # the leader's start offset case: fetch on from our own end
+        assert isinstance(f.logs, old.OldBrokerLogs)
+        if not self.spec.unclean_election and self.version.before("2.0"):
+            f.logs.truncation_not_allowed(self.now, tp, leader.id, log.leo, leader_leo)
+            self.halted.add(f.id)
+            self.at(self.now + 1, self.shutdown, f.id)
+            return
+        frm, top = log.leo, log.top_data_epoch()
+        f.logs.offset_reset(self.now, tp, leader.id, frm, leader_leo, log.hwm)
+        log.truncate_to(leader_leo)
+        self.truth.truncated(key, f.id, frm, leader_leo, rs.leader_epoch, top)
 
     def _late_fetch_line(
         self,
@@ -1025,6 +1403,9 @@ class Cluster:
         if rs.is_leader or rs.leader != leader or rs.leader_epoch != cle:
             return
         log = rs.log
+        if err == art.OFFSET_OUT_OF_RANGE and self.old:
+            self._out_of_range(f, key, self.brokers[leader])
+            return
         if err == art.OFFSET_OUT_OF_RANGE and self.hw_era and 0 <= hwm < log.leo:
             # no epochs: the leader's log ends below ours (handleOffsetOutOfRange)
             assert isinstance(f.logs, lg.ZkBrokerLogs)
@@ -1180,6 +1561,10 @@ class Cluster:
         b.up = True
         b.isolated = False
         b.clients_reach = False
+        self.halted.discard(bid)
+        for key, rs in b.replicas.items():
+            self.truth.restarted(key, bid, rs.log.leo, b.clean_file)
+        self._startup_lines(b, b.clean_file)
         self.register(bid)
 
     def isolate(self, bid: int) -> None:
@@ -1270,14 +1655,32 @@ class Cluster:
         """Every follower's log must be a prefix of its leader's (no divergence left)."""
         for key, reg in self.regs.items():
             if reg.leader < 0:
-                self.violations.append(f"{key} has no leader at the end")
+                if not (self.halted and set(reg.isr) <= self.halted):
+                    self.violations.append(f"{key} has no leader at the end")
+                # else: its ISR stopped itself (formats-addendum 9.6 FATAL): an outage
                 continue
             lead = self.brokers[reg.leader].replicas[key].log
             for r in reg.replicas:
-                if r == reg.leader:
-                    continue
+                if r == reg.leader or r in self.halted:
+                    continue  # a broker that stopped itself keeps the log it stopped with
                 log = self.brokers[r].replicas[key].log
                 if log.leo > lead.leo or log.runs(0, log.leo) != lead.runs(0, log.leo):
+                    if self.old and (not self.version.epochs or self.kip101):
+                        # 0.10: a follower truncating to its HW can keep records the
+                        # new leader never had (seed 000, "Replica divergence on
+                        # restart after multiple hard failures"); 1.1: an
+                        # OffsetsForLeaderEpoch answer for an epoch the leader never
+                        # had ends after the divergence (the gap KIP-279 closed)
+                        at = next(
+                            (
+                                o
+                                for o in range(min(log.leo, lead.leo))
+                                if log.epoch_at(o) != lead.epoch_at(o)
+                            ),
+                            min(log.leo, lead.leo),
+                        )
+                        self.truth.unseen_divergence(key, r, reg.leader, at, self.kip101)
+                        continue
                     self.violations.append(
                         f"{key} replica {r} diverges from leader {reg.leader}: "
                         f"{log.cache}/{log.leo} vs {lead.cache}/{lead.leo}"
@@ -1320,7 +1723,7 @@ class Cluster:
         self.now += 59000
         if self.zk:
             assert self.controller is not None
-            self.zclog.elected(self.now - 59000, self.controller, self.controller_epoch)
+            self._zk_elected(self.now - 59000)
         records: list[dict[str, Any]] = []
         for t in spec.topics:
             self.topic_ids[t.name] = t.topic_id
@@ -1334,6 +1737,7 @@ class Cluster:
                 self.leader_epochs_seen[key] = 0
                 self.truth.add_partition(key)
                 if self.zk:
+                    self.zk_cepoch[key] = self.controller_epoch
                     self._zk_line(key, "NewPartition", self.regs[key])
                 records.append(
                     art.partition_record(
@@ -1341,7 +1745,7 @@ class Cluster:
                     )
                 )
                 for r in replicas:
-                    self.brokers[r].replicas[key] = ReplicaState()
+                    self.brokers[r].replicas[key] = ReplicaState(log=Log(kip101=self.kip101))
             if t.min_isr != 1:
                 records.append(art.config_record(t.name, "min.insync.replicas", str(t.min_isr)))
         self.dump.batch(self.now, records)
@@ -1359,6 +1763,18 @@ class Cluster:
                 self.at(broker.flush_ms + 7 * b, self.flush_tick, broker)
         for ps in spec.producers:
             self.at(ps.start_ms + ps.phase_ms, self.producer_tick, ps, 0)
+        if self.evidence.consumers:
+            Consumers(self).start()
+        ev = self.evidence
+        if (ev.describe_every_ms or ev.describe_at) and ev.writes("describe"):
+            path = self.out / "describe" / "kafka-topics-describe.txt"
+            self.describe = Describe(path, self.version)
+            times = set(ev.describe_at)
+            if ev.describe_every_ms:
+                end = spec.duration_ms + spec.settle_ms
+                times |= set(range(0, end + 1, ev.describe_every_ms))
+            for ms in sorted(times):
+                self.at(ms, self.describe_tick)
         for action in spec.schedule:
             fn = getattr(self, self.ACTIONS[action.name])
             self.at(action.at_ms, fn, *action.args)
@@ -1379,7 +1795,30 @@ class Cluster:
         self.run_until(end)
         self.stopped = True
         self.final_consistency()
+        self.truth.artefacts_written(self.evidence.write, self.evidence.excerpts_only)
         self.close()
+
+    def describe_tick(self) -> None:
+        """One ``kafka-topics --describe`` run (formats-addendum 12.1): the ZooKeeper
+        path before 2.4 reads the znodes; later versions ask a broker, which has
+        to be reachable."""
+        assert self.describe is not None
+        if self.version.at_least("2.4") and not any(
+            b.reachable and b.registered for b in self.brokers.values()
+        ):
+            return
+        topics = []
+        for t in self.spec.topics:
+            configs: dict[str, str] = {}
+            if t.min_isr != 1:
+                configs["min.insync.replicas"] = str(t.min_isr)
+            if self.zk and self.spec.unclean_election:
+                configs["unclean.leader.election.enable"] = "true"
+            parts = [(p, self.regs[(t.name, p)]) for p in range(len(t.assignments))]
+            topics.append((t.name, t.topic_id, configs, parts))
+            for p, reg in parts:
+                self.truth.described((t.name, p), reg.leader, list(reg.isr), self.now)
+        self.describe.snapshot(topics)
 
     def tail_tick(self, ps: ProducerSpec, k: int) -> None:
         stop = ps.stop_ms or 0
@@ -1395,6 +1834,8 @@ class Cluster:
 
     def close(self) -> None:
         self.dump.close()
+        if self.describe is not None:
+            self.describe.close()
         if self.zk:
             self.zclog.close()
         else:
@@ -1402,6 +1843,8 @@ class Cluster:
         for b in self.brokers.values():
             b.log.close()
             b.logs.close()
+            if not self.evidence.writes("checkpoints"):
+                continue
             lg.write_checkpoints(
                 self.out / f"broker-{b.id}",
                 [

@@ -15,10 +15,9 @@ Templates are the 3.6+ ones of kafka-formats.md 5.1-5.5 and 2.6 (the same in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TextIO
 
-from simulator.artefacts import EPOCH_MS, _Stamp
 from simulator.model import Registration
+from simulator.sinks import DEFAULT_OUTPUT, EPOCH_MS, Log4j, Output
 
 DATA_DIR = "/var/lib/kafka/data"
 CONTROLLER_ID = 3000
@@ -52,30 +51,13 @@ def option(value: int | str | None) -> str:
     return "None" if value is None else f"Some({value})"
 
 
-class Log4j:
-    """One log4j file, ``[%d] %p %m (%c)%n``."""
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: TextIO = path.open("w", encoding="utf-8", buffering=1 << 16)
-        self._stamp = _Stamp()
-        self.lines = 0
-
-    def write(self, ms: int, level: str, message: str, logger: str) -> None:
-        self._fh.write(f"[{self._stamp(ms)}] {level} {message} ({logger})\n")
-        self.lines += 1
-
-    def close(self) -> None:
-        self._fh.close()
-
-
 class BrokerLogs:
     """A broker's ``state-change.log`` and ``server.log``."""
 
-    def __init__(self, folder: Path, broker: int) -> None:
+    def __init__(self, folder: Path, broker: int, output: Output = DEFAULT_OUTPUT) -> None:
         self.broker = broker
-        self.state_change = Log4j(folder / "state-change.log")
-        self.server = Log4j(folder / "server.log")
+        self.state_change = Log4j(folder / "state-change.log", "state_change", output)
+        self.server = Log4j(folder / "server.log", "server", output)
 
     def close(self) -> None:
         self.state_change.close()
@@ -200,6 +182,17 @@ class BrokerLogs:
             PARTITION,
         )
 
+    def log_loaded(self, ms: int, tp: str, hwm: int) -> None:
+        """The Partition re-created after a restart applies the checkpointed HW
+        (formats-addendum.md 10.3; kafka-formats.md 5.4, 2.8 -> trunk)."""
+        self.server.write(
+            ms,
+            "INFO",
+            f"[Partition {tp} broker={self.broker}] Log loaded for partition {tp} with initial "
+            f"high watermark {hwm}",
+            PARTITION,
+        )
+
     def isr_updated(
         self, ms: int, tp: str, isr: list[int], under_min_isr: bool, partition_epoch: int
     ) -> None:
@@ -226,8 +219,10 @@ class ZkBrokerLogs(BrokerLogs):
     there too, except for the <= 2.7 ISR lines ("Expanding ISR", "ISR updated
     to [..] and zkVersion updated to [..]"), which the reference gives."""
 
-    def __init__(self, folder: Path, broker: int, era: str) -> None:
-        super().__init__(folder, broker)
+    def __init__(
+        self, folder: Path, broker: int, era: str, output: Output = DEFAULT_OUTPUT
+    ) -> None:
+        super().__init__(folder, broker, output)
         self.era = era
 
     def leader(
@@ -351,9 +346,9 @@ class ZkControllerLogs:
     epoch=E] ``, 2.8-3.1 ``LeaderAndIsr`` form) and ``controller.log`` lines
     (``[Controller id=N] ``), under ``controller/``."""
 
-    def __init__(self, folder: Path) -> None:
-        self.state_change = Log4j(folder / "state-change.log")
-        self.log = Log4j(folder / "controller.log")
+    def __init__(self, folder: Path, output: Output = DEFAULT_OUTPUT) -> None:
+        self.state_change = Log4j(folder / "state-change.log", "state_change", output)
+        self.log = Log4j(folder / "controller.log", "controller", output)
 
     def close(self) -> None:
         self.state_change.close()
@@ -413,8 +408,8 @@ class ZkControllerLogs:
 class ControllerLog:
     """``controller/controller.log`` (KRaft, 3.3+ file; 3.6+ texts)."""
 
-    def __init__(self, path: Path) -> None:
-        self.log = Log4j(path)
+    def __init__(self, path: Path, output: Output = DEFAULT_OUTPUT) -> None:
+        self.log = Log4j(path, "controller", output)
 
     def close(self) -> None:
         self.log.close()

@@ -19,14 +19,18 @@ NO_LEADER_CHANGE = -2
 class Log:
     """One replica's partition log: epoch cache, LEO, flushed offset, local HWM."""
 
-    __slots__ = ("cache", "leo", "flushed", "hwm", "hwm_checkpoint")
+    __slots__ = ("cache", "leo", "flushed", "hwm", "hwm_checkpoint", "kip101")
 
-    def __init__(self) -> None:
+    def __init__(self, kip101: bool = False) -> None:
         self.cache: list[tuple[int, int]] = []
         self.leo = 0
         self.flushed = 0
         self.hwm = 0
         self.hwm_checkpoint = 0
+        #: 0.11-1.1 ``LeaderEpochFileCache.assign``: an epoch not above the
+        #: latest is ignored (a follower that failed to truncate appends the
+        #: leader's older-epoch batches under its own newer entry, KIP-279)
+        self.kip101 = kip101
 
     # -- epoch cache (LeaderEpochFileCache) ---------------------------------
     def latest_epoch(self) -> int:
@@ -39,6 +43,8 @@ class Log:
             # nothing (a ZK leader re-leading its epoch after a restart)
             return
         if self.cache and self.cache[-1][0] > epoch:
+            if self.kip101:
+                return
             raise AssertionError(f"epoch {epoch} assigned after {self.cache[-1]}")
         while self.cache and (self.cache[-1][0] >= epoch or self.cache[-1][1] >= start):
             self.cache.pop()
@@ -217,3 +223,7 @@ class ReplicaState:
     exposed_rises: list[tuple[int, int]] = field(default_factory=list)
     followers: dict[int, FollowerState] = field(default_factory=dict)
     pending: list[Pending] = field(default_factory=list)
+    #: 1.1 / 2.4 follower: an OffsetsForLeaderEpoch round is due before fetching
+    truncating: bool = False
+    #: restarted with startup lines on: the next metadata apply prints "Log loaded"
+    reloaded: bool = False

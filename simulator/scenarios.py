@@ -12,12 +12,25 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from simulator.spec import ERAS, MUTATIONS, Action, ProducerSpec, Spec, TopicSpec
+from simulator import versions
+from simulator.spec import (
+    ERAS,
+    EXCERPT_STYLES,
+    FAMILIES,
+    MUTATIONS,
+    Action,
+    Evidence,
+    ProducerSpec,
+    Spec,
+    TopicSpec,
+)
 
 ORDERS = "5LHkG7R4S0aKxLbBzyP8wA"
 PAYMENTS = "q2xVh0rGT3WnYk8bCzE1mA"
 SEED = "Zk1xw8QpR5yJcT0oN3bGfA"
 PHASES = {1: 300, 2: 350, 3: 400}
+#: the knobs of ``spec.Evidence``, which every scenario takes
+EVIDENCE_KNOBS = frozenset(Evidence().__dict__)
 
 
 def _spec(name: str, description: str, **kw: Any) -> Spec:
@@ -400,6 +413,142 @@ RULE_NAMED: dict[str, Callable[[], Spec]] = {
     "mutation-acks-all-under-min-isr": mutation_acks_all_under_min_isr,
 }
 
+
+def elr_unclean_exclusion() -> Spec:
+    return _spec(
+        "elr-unclean-exclusion",
+        "kraft-elr, seed 002 5.1.2 Unclean Exclusion broken by a controller bug (mutation "
+        "unclean_kept_in_elr): 2 stops fetching (ISR [1,3]); 3, flushed at 22000, loses power at "
+        "30450 with committed records unflushed (fenced: ISR [1], ELR [3]); leader 1 shuts down at "
+        "40000 (no leader, ELR [1,3]); 3 comes back at 45000 - its startup lines recover an "
+        "unflushed segment - and stays in the ELR; unfenced, it is elected from the ELR before "
+        "catching up: isr_rule_violation (3 kept, epoch 1), committed_data_loss and "
+        "hwm_regression in epoch 2, and 1's truncation when it returns",
+        era="kraft-elr",
+        topics=_orders(min_isr=2),
+        producers=[_acks_all()],
+        schedule=[
+            Action(10000, "pause_fetch", (2,)),  # case F at 20001: ISR [1,3]
+            Action(22000, "flush", (3,)),
+            Action(30450, "crash", (3, True)),  # fenced at 39450: case A, ISR [1], ELR [3]
+            Action(40000, "shutdown", (1,)),  # ISR [], no leader, ELR [1,3]
+            Action(45000, "restart", (3,)),  # unclean: it must leave the ELR; it stays (the bug)
+            Action(60000, "restart", (1,)),
+            Action(65000, "resume_fetch", (2,)),
+        ],
+        mutations={"unclean_kept_in_elr": 1.0},
+        evidence=Evidence(startup_lines=True),
+        duration_ms=90000,
+    )
+
+
+def kraft_consumer_hwm_lost() -> Spec:
+    return _spec(
+        "kraft-consumer-hwm-lost",
+        "followers 2 and 3 stop fetching and the ISR shrinks to leader 1, which alone commits "
+        "acks=1 writes from 100 on: no follower fetch answer or acks=all acknowledgement shows "
+        "its HWM, only the consumer's fetch answers (and ListOffsets) do; 1 is cut off and "
+        "ElectLeaders(UNCLEAN) elects 2: unclean_election, committed_data_loss and "
+        "hwm_regression measured against the consumer-seen HWM, 1's global truncation",
+        topics=_orders(),
+        producers=[ProducerSpec("orders", 0, interval_ms=1000, records=10, acks=1)],
+        schedule=[
+            Action(10000, "pause_fetch", (2,)),
+            Action(10000, "pause_fetch", (3,)),
+            Action(30450, "isolate", (1,)),
+            Action(30500, "resume_fetch", (2,)),
+            Action(30500, "resume_fetch", (3,)),
+            Action(45000, "elect_unclean", ("orders", 0)),
+            Action(60000, "heal", (1,)),
+        ],
+        evidence=Evidence(consumers=True, list_offsets_ms=5000),
+        duration_ms=75000,
+    )
+
+
+def kraft_recovery_cut() -> Spec:
+    return _spec(
+        "kraft-recovery-cut",
+        "follower 3 (in the ISR, flushing only at 20000) loses power at 30450 with committed "
+        "records unflushed; when it starts again at 45000 its startup lines recover an "
+        "unflushed segment and load the log end the disk kept, below the HWM: "
+        "truncation_below_hwm (3, local: the leader holds them), caught up again",
+        topics=_orders(min_isr=2),
+        producers=[_acks_all()],
+        schedule=[
+            Action(20000, "flush", (3,)),
+            Action(30450, "crash", (3, True)),
+            Action(45000, "restart", (3,)),
+        ],
+        evidence=Evidence(startup_lines=True),
+        duration_ms=60000,
+    )
+
+
+def seed000_hw_truncation_010() -> Spec:
+    spec = seed000_hw_truncation()
+    spec.name = "seed000-hw-truncation-0.10"
+    spec.description = (
+        "seed000-hw-truncation on a 0.10.1 cluster with 0.10's own templates: the follower's HW "
+        "truncation as 'Truncating log seed-0 to offset 10.', LeaderAndIsr as PartitionState(...) "
+        "and (Leader:..,ISR:..,LeaderEpoch:..,ControllerEpoch:..): the same truth"
+    )
+    spec.evidence = Evidence(version="0.10")
+    return spec
+
+
+def seed000_divergence_010() -> Spec:
+    spec = seed000_divergence_hw()
+    spec.name = "seed000-divergence-0.10"
+    spec.description = (
+        "seed000-divergence-hw on a 0.10.1 cluster with 0.10's own templates: the same truth "
+        "(no findings)"
+    )
+    spec.evidence = Evidence(version="0.10")
+    return spec
+
+
+def zk_unclean_describe_only() -> Spec:
+    spec = zk_epoch_unclean()
+    spec.name = "zk-unclean-describe-only"
+    spec.description = (
+        "zk-epoch-unclean on 2.4 with nothing but kafka-topics --describe snapshots every 5 s: "
+        "leader 2 appears outside the last ISR seen before it ([1]): unclean_election with its "
+        "leader epoch and offsets undecidable; the loss, the regression and the truncation are "
+        "in no snapshot"
+    )
+    spec.evidence = Evidence(version="2.4", describe_every_ms=5000, write=("describe",))
+    return spec
+
+
+def kraft_unclean_ticket() -> Spec:
+    spec = kraft_unclean_election()
+    spec.name = "kraft-unclean-ticket"
+    spec.description = (
+        "kraft-unclean-election as a ticket made of pasted excerpts only (state-change.log, "
+        "server.log and controller.log, quoted with '> ', no timestamps, no request log, no "
+        "metadata dump, no checkpoints): the same findings, each noting what the excerpts lack"
+    )
+    spec.evidence = Evidence(
+        excerpts="quote", excerpts_only=True, write=("state_change", "server", "controller")
+    )
+    return spec
+
+
+# Scenarios for the evidence artefacts (consumer traffic, startup lines, old
+# template sets, describe snapshots, pasted excerpts), issues 12 and 13. Kept
+# out of every default listing until the readers of these artefacts land:
+# ``listing(evidence=True)``, ``build`` and ``epochtrail simulate --list`` know them.
+EVIDENCE_NAMED: dict[str, Callable[[], Spec]] = {
+    "elr-unclean-exclusion": elr_unclean_exclusion,
+    "kraft-consumer-hwm-lost": kraft_consumer_hwm_lost,
+    "kraft-recovery-cut": kraft_recovery_cut,
+    "seed000-hw-truncation-0.10": seed000_hw_truncation_010,
+    "seed000-divergence-0.10": seed000_divergence_010,
+    "zk-unclean-describe-only": zk_unclean_describe_only,
+    "kraft-unclean-ticket": kraft_unclean_ticket,
+}
+
 RANDOM_DESCRIPTION = (
     "random cluster and faults from --seed; knobs: brokers, topics, partitions, duration "
     "(seconds), produce_rate (batches/s per partition), fault_rate (faults per minute), "
@@ -423,15 +572,99 @@ def _topic_id(rng: random.Random) -> str:
     return "".join(rng.choice(_ALPHABET) for _ in range(21)) + rng.choice("AQgw")
 
 
+#: evidence knobs a random cluster takes (``write`` and ``excerpts_only`` take
+#: artefacts away, which only the evidence scenarios' truth accounts for)
+RANDOM_EVIDENCE_KNOBS = EVIDENCE_KNOBS - {"write", "excerpts_only"}
+RANDOM_EXTRA_KNOBS = frozenset({"evidence_rate", "restart_rate"})
+
+
+def random_evidence(
+    seed: int, era: str, knobs: dict[str, Any], brokers: list[int], duration: int
+) -> tuple[Evidence, list[Action]]:
+    """The evidence knobs of a random cluster, and its extra restarts.
+
+    Given knobs are kept. ``evidence_rate`` (default 0) switches each knob not
+    given on with that probability: consumers (with a ListOffsets every 5 s
+    half the time, and reads from a follower on 2.4+ a third of the time),
+    startup lines, describe snapshots every 10 s, excerpts beside the logs, and
+    on the ZooKeeper eras an older template set. ``restart_rate`` (restarts
+    per minute, default 0) adds broker restarts: clean (a controlled shutdown,
+    back 2-8 s later) or unclean (a crash, with or without the page cache, back
+    after the session timeout). Both draw from their own generator, so the rest
+    of the cluster is the one the seed gives without them."""
+    rng = random.Random(f"epochtrail-evidence-{seed}")
+    rate = float(knobs.get("evidence_rate", 0.0))
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError("evidence_rate must be a probability in [0, 1]")
+    chosen = {k: v for k, v in knobs.items() if k in RANDOM_EVIDENCE_KNOBS}
+    if rate > 0:
+        draws = {
+            name: rng.random() < rate
+            for name in ("consumers", "startup", "describe", "excerpts", "version")
+        }
+        if "version" not in chosen and draws["version"] and era.startswith("zk"):
+            chosen["version"] = rng.choice(versions.ERA_VERSIONS[era])
+        version = versions.resolve(era, chosen.get("version"))
+        if "consumers" not in chosen and draws["consumers"]:
+            chosen["consumers"] = True
+            if "list_offsets_ms" not in chosen and rng.random() < 0.5:
+                chosen["list_offsets_ms"] = 5000
+            if (
+                "consumer_from_follower" not in chosen
+                and version.at_least("2.4")
+                and rng.random() < 1 / 3
+            ):
+                chosen["consumer_from_follower"] = True
+        if "startup_lines" not in chosen and draws["startup"]:
+            chosen["startup_lines"] = True
+        if "describe_every_ms" not in chosen and draws["describe"]:
+            chosen["describe_every_ms"] = 10000
+        if "excerpts" not in chosen and draws["excerpts"]:
+            chosen["excerpts"] = rng.choice(EXCERPT_STYLES)
+    restarts: list[Action] = []
+    restart_rate = float(knobs.get("restart_rate", 0.0))
+    if restart_rate < 0:
+        raise ValueError("restart_rate must be >= 0")
+    t_ms = 5000
+    while restart_rate > 0:
+        t_ms += int(rng.expovariate(restart_rate / 60000.0)) + 1
+        if t_ms >= duration - 20000:
+            break
+        b = rng.choice(brokers)
+        kind = rng.choice(["clean", "unclean", "unclean_kept_cache"])
+        if kind == "clean":
+            restarts += [
+                Action(t_ms, "shutdown", (b,)),
+                Action(t_ms + rng.randint(2000, 8000), "restart", (b,)),
+            ]
+        else:
+            back = t_ms + rng.randint(9500, 15000)
+            restarts += [
+                Action(t_ms, "crash", (b, kind == "unclean")),
+                Action(back, "restart", (b,)),
+            ]
+    return evidence_from(era, chosen), restarts
+
+
 def random_spec(seed: int, scale: float = 1.0, **knobs: Any) -> Spec:
     mutation_knobs = {f"mutation_{m}" for m in MUTATIONS}
-    unknown = set(knobs) - set(RANDOM_DEFAULTS) - {"era"} - mutation_knobs
+    unknown = (
+        set(knobs)
+        - set(RANDOM_DEFAULTS)
+        - {"era"}
+        - mutation_knobs
+        - RANDOM_EVIDENCE_KNOBS
+        - RANDOM_EXTRA_KNOBS
+    )
     if unknown:
         raise ValueError(f"unknown knobs for random: {sorted(unknown)}")
     era = str(knobs.get("era", "kraft"))
-    if era not in ERAS or era == "zk-hw":
+    # zk-hw only with the 0.10 templates (its default templates are 2.8's)
+    if era not in ERAS or (era == "zk-hw" and knobs.get("version") != "0.10"):
         known = ", ".join(e for e in ERAS if e != "zk-hw")
-        raise ValueError(f"unknown era {era!r} for random; known: {known}")
+        raise ValueError(
+            f"unknown era {era!r} for random; known: {known}, and zk-hw with version=0.10"
+        )
     # era and mutations are in the knobs (and the truth's params) only when given
     k = {**RANDOM_DEFAULTS, **knobs}
     mutations = {m: float(knobs[f"mutation_{m}"]) for m in MUTATIONS if f"mutation_{m}" in knobs}
@@ -515,6 +748,9 @@ def random_spec(seed: int, scale: float = 1.0, **knobs: Any) -> Spec:
             schedule += [Action(t_ms, "pause_fetch", (b,)), Action(end, "resume_fetch", (b,))]
         else:
             schedule += [Action(t_ms, "slow", (b, rng.randint(4, 30))), Action(end, "slow", (b, 1))]
+    evidence, restarts = random_evidence(seed, era, knobs, brokers, duration)
+    if restarts:
+        schedule += restarts
     schedule.sort(key=lambda a: a.at_ms)
     return Spec(
         name="random",
@@ -531,6 +767,7 @@ def random_spec(seed: int, scale: float = 1.0, **knobs: Any) -> Spec:
         default_flush_ms=1000,
         era=era,
         mutations={m: r for m, r in mutations.items() if r > 0},
+        evidence=evidence,
         knobs={
             "knobs": k,
             "scale": scale,
@@ -540,16 +777,45 @@ def random_spec(seed: int, scale: float = 1.0, **knobs: Any) -> Spec:
     )
 
 
+def evidence_from(era: str, knobs: dict[str, Any], base: Evidence | None = None) -> Evidence:
+    """The ``Evidence`` the knobs ask for (on top of ``base``), checked."""
+    values = dict((base or Evidence()).__dict__)
+    for name in EVIDENCE_KNOBS & set(knobs):
+        value = knobs[name]
+        if name in ("describe_at", "write") and value is not None:
+            value = tuple(value)
+        values[name] = value
+    evidence = Evidence(**values)
+    versions.resolve(era, evidence.version)  # raises for a version the era does not have
+    if evidence.excerpts is not None and evidence.excerpts not in EXCERPT_STYLES:
+        raise ValueError(f"excerpts must be one of {', '.join(EXCERPT_STYLES)}")
+    if evidence.write is not None and set(evidence.write) - set(FAMILIES):
+        raise ValueError(f"write: unknown families {sorted(set(evidence.write) - set(FAMILIES))}")
+    if evidence.consumer_from_follower and versions.resolve(era, evidence.version).before("2.4"):
+        raise ValueError("consumer_from_follower needs 2.4+ (KIP-392)")
+    for name in ("consumer_ms", "list_offsets_ms", "describe_every_ms"):
+        if int(getattr(evidence, name)) < 0:
+            raise ValueError(f"{name} must be >= 0")
+    if evidence.consumer_ms <= 0:
+        raise ValueError("consumer_ms must be > 0")
+    return evidence
+
+
 def build(name: str, seed: int = 0, scale: float = 1.0, **knobs: Any) -> Spec:
     if name == "random":
         return random_spec(seed, scale, **knobs)
-    makers = {**NAMED, **ZK_NAMED, **RULE_NAMED}
+    makers = {**NAMED, **ZK_NAMED, **RULE_NAMED, **EVIDENCE_NAMED}
     if name not in makers:
-        known = ", ".join(n for n, _ in listing(all_eras=True, rules=True))
+        known = ", ".join(n for n, _ in listing(all_eras=True, rules=True, evidence=True))
         raise KeyError(f"unknown scenario {name!r}; known: {known}")
-    if knobs:
-        raise ValueError(f"scenario {name} takes no knobs (got {sorted(knobs)})")
+    other = set(knobs) - EVIDENCE_KNOBS
+    if other:
+        raise ValueError(
+            f"scenario {name} takes only the evidence knobs ({', '.join(sorted(EVIDENCE_KNOBS))}); "
+            f"got {sorted(other)}"
+        )
     spec = makers[name]()
+    spec.evidence = evidence_from(spec.era, knobs, spec.evidence)
     if scale > 1:
         # Longer clean traffic after the story: more bytes, the same truth.
         spec.tail_ms = int(spec.duration_ms * (scale - 1))
@@ -557,11 +823,15 @@ def build(name: str, seed: int = 0, scale: float = 1.0, **knobs: Any) -> Spec:
     return spec
 
 
-def listing(all_eras: bool = False, rules: bool = False) -> list[tuple[str, str]]:
+def listing(
+    all_eras: bool = False, rules: bool = False, evidence: bool = False
+) -> list[tuple[str, str]]:
     out = [(name, make().description) for name, make in NAMED.items()]
     if all_eras:
         out += [(name, make().description) for name, make in ZK_NAMED.items()]
     if rules:
         out += [(name, make().description) for name, make in RULE_NAMED.items()]
+    if evidence:
+        out += [(name, make().description) for name, make in EVIDENCE_NAMED.items()]
     out.append(("random", RANDOM_DESCRIPTION))
     return out

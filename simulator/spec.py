@@ -5,9 +5,67 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulator.versions import VERSIONS
+
 ERAS = ("kraft", "kraft-elr", "zk-epoch", "zk-hw")
 ZK_ERAS = ("zk-epoch", "zk-hw")
-MUTATIONS = ("lagging_isr_join", "acks_all_under_min_isr")
+MUTATIONS = ("lagging_isr_join", "acks_all_under_min_isr", "unclean_kept_in_elr")
+
+#: artefact families a run can write (``Evidence.write``)
+FAMILIES = (
+    "request",  # broker-N/kafka-request.log
+    "metadata",  # controller/metadata.log.txt (KRaft)
+    "state_change",  # broker-N/state-change.log, controller/state-change.log (ZK)
+    "server",  # broker-N/server.log
+    "controller",  # controller/controller.log
+    "checkpoints",  # broker-N/data/
+    "describe",  # describe/kafka-topics-describe.txt (needs describe_every_ms or describe_at)
+)
+EXCERPT_STYLES = ("indent", "quote", "logger")
+
+
+@dataclass
+class Evidence:
+    """Artefacts beyond the default set; every one is off by default, so a run
+    without these knobs writes exactly what it always wrote.
+
+    ``version``: the Kafka version whose templates every artefact uses (the
+    era fixes the protocol; simulator/versions.py lists which versions go with
+    which era). ``None`` keeps the era's default templates."""
+
+    version: str | None = None
+    #: one consumer per partition fetching from the leader every ``consumer_ms``
+    #: (formats-addendum.md 11); ``consumer_from_follower``: from the first
+    #: in-sync follower instead (KIP-392, 2.4+); a ListOffsets LATEST every
+    #: ``list_offsets_ms`` (0: never)
+    consumers: bool = False
+    consumer_ms: int = 1000
+    consumer_from_follower: bool = False
+    list_offsets_ms: int = 0
+    #: log load and recovery lines at every broker (re)start (addendum 10)
+    startup_lines: bool = False
+    #: ``kafka-topics --describe`` snapshots (addendum 12.1) every N ms and/or
+    #: at the given times, all in one file
+    describe_every_ms: int = 0
+    describe_at: tuple[int, ...] = ()
+    #: a pasted-excerpt rendering of every log4j file (``indent``, ``quote``,
+    #: ``logger``), beside the log or, with ``excerpts_only``, instead of it
+    excerpts: str | None = None
+    excerpts_only: bool = False
+    #: the artefact families written (``FAMILIES``); ``None``: all of them
+    write: tuple[str, ...] | None = None
+
+    def params(self) -> dict[str, Any]:
+        """The knobs that differ from their default (for the truth's params)."""
+        out: dict[str, Any] = {}
+        for name, default in Evidence().__dict__.items():
+            value = getattr(self, name)
+            if value != default:
+                out[name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    def writes(self, family: str) -> bool:
+        return self.write is None or family in self.write
 
 
 @dataclass
@@ -70,8 +128,11 @@ class Spec:
     # Rule-breaking mutations (broker or controller bugs real Kafka does not
     # have), name -> probability per occasion: ``lagging_isr_join`` (a
     # follower below the HWM admitted to the ISR), ``acks_all_under_min_isr``
-    # (acks=all answered errorCode 0 while |ISR| < min.insync.replicas)
+    # (acks=all answered errorCode 0 while |ISR| < min.insync.replicas),
+    # ``unclean_kept_in_elr`` (kraft-elr: a broker registering after an
+    # unclean shutdown is left in every ELR, against seed 002 5.2)
     mutations: dict[str, float] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -109,4 +170,9 @@ class Spec:
         if self.mutations:
             out["mutations"] = dict(sorted(self.mutations.items()))
         out.update(self.knobs)
+        evidence = self.evidence.params()
+        if evidence:
+            out["evidence"] = evidence
+            if self.era in ZK_ERAS and self.evidence.version is not None:
+                out["inter.broker.protocol.version"] = VERSIONS[self.evidence.version].ibp
         return out

@@ -51,10 +51,11 @@ Rule violations (DESIGN.md's catalogue, docs/findings.md's field table):
   end, that larger value), shown as absent from the artefacts when a fetch of it
   within ``SKEW_MS`` after the change reached that value (by the clocks it may
   have come first; the simulator's follower joins on a fetch, so its last fetch
-  before the change is never older than the allowance); (b) a leader acknowledging ``acks=all`` produces
-  (error 0) while the ISR is smaller than min.insync.replicas, more than
-  ``SKEW_MS`` after the record that shrank it and before the one that grew
-  it back, or after the leader's own ``(under-min-isr)`` line (same clock,
+  before the change is never older than the allowance); (b) a leader
+  acknowledging ``acks=all`` produces (error 0) while the ISR is smaller than
+  min.insync.replicas, more than ``SKEW_MS`` after the record that shrank it
+  and before the one that grew it back, or after the leader's own
+  ``(under-min-isr)`` line (same clock,
   no skew; a later millisecond: within one, the order of its two files is in
   no artefact): replica = the leader,
   [lowest, highest + 1) base offset, one per (leader, epoch).
@@ -107,6 +108,10 @@ class Drop:
     h: int
     h_evidence: int
     top_epoch: int
+    #: the marks when the loss showed at the restart (its startup lines print
+    #: the log end it came back with), if they were written
+    shown_h: int | None = None
+    shown_h_evidence: int | None = None
 
 
 class Truth:
@@ -148,6 +153,12 @@ class Truth:
         #: followers taken into the ISR below the bound, until their next
         #: fetches decide whether the artefacts show it
         self.lagging: dict[tuple[Key, int], list[Lagging]] = {}
+        #: kraft-elr (seed 002 5.1.2, Unclean Exclusion): replicas back from an
+        #: unclean shutdown and not yet caught up -> (log end at the restart,
+        #: whether an artefact says the restart was unclean)
+        self.unclean: dict[tuple[Key, int], tuple[int, bool]] = {}
+        #: ``kafka-topics --describe`` snapshots written: (ms, leader, ISR) per partition
+        self.snapshots: dict[Key, list[tuple[int, int, list[int]]]] = {}
 
     def add_partition(self, key: Key) -> None:
         self.keys.append(key)
@@ -312,6 +323,11 @@ class Truth:
             self.epoch_ms[key][epoch] = now
         if leader < 0:
             return
+        if (key, leader) in self.unclean:
+            if leader in prev_isr and not recovering:
+                self.unclean_member(key, leader, epoch, "elected")
+            else:
+                self.caught_up(key, leader)  # an unclean election: its own finding
         h, h_ev, h_lin = self.hwm[key], self.hwm_evidence[key], self.hwm_lineage[key]
         h_lin_ev = self.hwm_lineage_evidence[key]
         self.epochs[key][epoch] = EpochInfo(leader, x, h, h_ev, h_lin, h_lin_ev)
@@ -381,6 +397,71 @@ class Truth:
             return
         self.drops[k] = Drop(frm, to, self.hwm[key], self.hwm_evidence[key], top_epoch)
 
+    def restart_shown(self, key: Key, replica: int, leo: int, clean: bool) -> None:
+        """The replica's startup lines were written (formats-addendum.md 10): the
+        log end it came back with, and (3.5+ in words, every version through a
+        recovered segment) whether the shutdown was clean, are in evidence from
+        now on. A crash loss not yet reported shows here."""
+        drop = self.drops.get((key, replica))
+        if drop is not None and drop.shown_h is None:
+            drop.shown_h = self.hwm[key]
+            drop.shown_h_evidence = self.hwm_evidence[key]
+        pending = self.unclean.get((key, replica))
+        if pending is not None and not clean:
+            self.unclean[(key, replica)] = (pending[0], True)
+
+    def restarted(self, key: Key, replica: int, leo: int, clean: bool) -> None:
+        """A broker started again (kraft-elr only: the Unclean Exclusion rule of
+        seed 002 5.1.2 is KIP-966's). After an unclean shutdown the replica must
+        stay out of leadership, the ISR and the ELR until it has caught up."""
+        if self.era != "kraft-elr":
+            return
+        if clean:
+            self.unclean.pop((key, replica), None)
+        else:
+            self.unclean[(key, replica)] = (leo, False)
+
+    def caught_up(self, key: Key, replica: int) -> None:
+        """The replica joined the ISR (its leader found it caught up), or was made
+        leader by an unclean election or recovery (seed 002 5.3's fallback, its
+        own finding): the rule no longer concerns it."""
+        self.unclean.pop((key, replica), None)
+
+    def unclean_member(self, key: Key, replica: int, epoch: int, how: str) -> None:
+        """The unclean replica ``replica`` was left in the ELR at its registration
+        (``how`` "elr") or elected from the ISR/ELR (``how`` "elected") before
+        catching up: ``isr_rule_violation`` (variant unclean_exclusion, one per
+        unclean restart). Its offsets: [its log end, the committed mark), both
+        null when its log end had reached the mark."""
+        pending = self.unclean.pop((key, replica), None)
+        if pending is None:
+            return
+        leo, shown = pending
+        h, h_ev = self.hwm[key], self.hwm_evidence[key]
+        start, end = (leo, h) if leo < h else (None, None)
+        visible: Any = (leo, h_ev, None, None) if leo < h_ev else (None, None, None, None)
+        if not shown:
+            self._note(
+                key,
+                "isr_rule_violation",
+                epoch,
+                f"replica {replica} came back from an unclean shutdown ({how} before catching "
+                "up), but no artefact says its shutdown was unclean (no startup lines)",
+            )
+            visible = None
+        elif visible != (start, end, None, None):
+            self._note(
+                key,
+                "isr_rule_violation",
+                epoch,
+                f"replica {replica} re-entered before catching up to {h}; the artefacts show "
+                f"the committed mark {h_ev}",
+            )
+        f = self._finding(
+            "isr_rule_violation", key, epoch, replica, start, end, None, visible=visible
+        )
+        f["severity"] = "warning"
+
     def follower_fetch(
         self, key: Key, replica: int, cle: int, fetch_offset: int, now: int | None = None
     ) -> None:
@@ -389,7 +470,8 @@ class Truth:
         drop = self.drops.pop((key, replica), None)
         if drop is not None:
             seen = self.position.get((key, replica), -1)
-            now_h = self.hwm[key]
+            now_h = self.hwm[key] if drop.shown_h is None else drop.shown_h
+            when = "its next fetch" if drop.shown_h is None else "its restart"
             if drop.to < drop.h and seen < min(drop.frm, drop.h):
                 self._note(
                     key,
@@ -406,7 +488,7 @@ class Truth:
                     "truncation_below_hwm",
                     cle,
                     f"replica {replica} lost [{drop.to}, {drop.frm}) when the true HWM was "
-                    f"{drop.h}; when the loss shows (its next fetch) the true HWM is {now_h}",
+                    f"{drop.h}; when the loss shows ({when}) the true HWM is {now_h}",
                 )
             last = self.last_position.get((key, replica), -1)
             self._truncation(
@@ -421,9 +503,40 @@ class Truth:
                 # what a reader sees: the replica's last log end in evidence, and
                 # the mark when the loss shows
                 visible_frm=min(drop.frm, last) if last >= 0 else drop.frm,
-                visible_h=self.hwm_evidence[key],
+                visible_h=(
+                    self.hwm_evidence[key]
+                    if drop.shown_h_evidence is None
+                    else drop.shown_h_evidence
+                ),
             )
         self.position_seen(key, replica, fetch_offset)
+
+    def described(self, key: Key, leader: int, isr: list[int], now: int) -> None:
+        """A ``kafka-topics --describe`` snapshot showed this leader and ISR."""
+        self.snapshots.setdefault(key, []).append((now, leader, isr))
+
+    def unseen_divergence(
+        self, key: Key, replica: int, leader: int, offset: int, kip101: bool = False
+    ) -> None:
+        """At the end ``replica``'s log differs from its leader's from ``offset``
+        on, and no check of the version told it: named, not a finding. zk-hw
+        (0.10): no leader epochs in the data. 1.1 (KIP-101 without KIP-279): the
+        replica kept batches of an epoch its leader never had, and its epoch
+        cache ignored the leader's older epoch, so where the divergence ends is
+        in no artefact."""
+        why = (
+            "its OffsetsForLeaderEpoch answer (1.1, before KIP-279) did not find it, and the "
+            "epoch cache ignores the older epoch it fetched afterwards"
+            if kip101
+            else "the zk-hw era's artefacts carry no leader epochs that could show it"
+        )
+        self._note(
+            key,
+            "log_divergence",
+            None,
+            f"replica {replica}'s log differs from leader {leader}'s from offset {offset}; {why}",
+        )
+        self._flush_notes(None, key, "log_divergence", None)
 
     def truncated(self, key: Key, replica: int, frm: int, to: int, cle: int, top: int) -> None:
         """A follower truncated after a diverging-epoch answer."""
@@ -729,6 +842,106 @@ class Truth:
                 self._flush_notes(None, key, kind, epoch)
         for table in (self.stale_acks, self.stale_close, self.under_acks, self.under_close):
             table.clear()
+
+    # -- artefacts taken away (the evidence scenarios) ---------------------------
+    def artefacts_written(self, write: tuple[str, ...] | None, excerpts_only: bool) -> None:
+        """What the findings are when only some artefact families were written
+        (``Evidence.write``): every value computed above assumes request logs,
+        the metadata log and the broker logs. Two such sets are defined: the
+        ``kafka-topics --describe`` snapshots alone, and pasted excerpts of the
+        broker and controller logs alone."""
+        if write is None:
+            return
+        families = set(write)
+        self._close_rules()
+        if families == {"describe"}:
+            self._describe_only()
+        elif excerpts_only and not families & {"request", "metadata", "checkpoints"}:
+            self._excerpts_only()
+
+    def _absent(self, i: int, reason: str) -> None:
+        f = self.findings[i]
+        f["visible_absent"] = True
+        self._undecidable(i, f, [reason])
+
+    def _undecidable(self, i: int, f: dict[str, Any], reasons: list[str]) -> None:
+        self.undecidable.append(
+            {
+                "finding": i,
+                "kind": f["kind"],
+                "topic": f["topic"],
+                "partition": f["partition"],
+                "leader_epoch": f["leader_epoch"],
+                "reasons": reasons,
+            }
+        )
+
+    def _describe_only(self) -> None:
+        """formats-addendum 12.1: a snapshot gives the leader, the replicas and the
+        ISR, never a leader epoch, a HWM or a log end. An unclean election shows
+        when a snapshot's leader is outside the ISR of the last snapshot before
+        the election; nothing else shows."""
+        for i, f in enumerate(self.findings):
+            key = (f["topic"], f["partition"])
+            if f["kind"] != "unclean_election":
+                self._absent(i, "kafka-topics --describe shows no offset, HWM or log end")
+                continue
+            began = self.epoch_ms[key].get(f["leader_epoch"])
+            shots = self.snapshots.get(key, [])
+            before = [s for s in shots if began is not None and s[0] < began]
+            after = [s for s in shots if began is not None and s[0] >= began]
+            if not before or not after or after[0][1] != f["replica"]:
+                self._absent(i, "no pair of snapshots brackets the election")
+                continue
+            (t0, _, isr0), (t1, leader1, _) = before[-1], after[0]
+            if leader1 in isr0:
+                self._absent(i, f"the snapshot at {t0} ms already had {leader1} in the ISR")
+                continue
+            f.update(
+                {
+                    "visible_offset_start": None,
+                    "visible_offset_end": None,
+                    "visible_records_lost": None,
+                    "visible_qualifier": None,
+                    "visible_leader_epoch": None,
+                }
+            )
+            self._undecidable(
+                i,
+                f,
+                [
+                    f"leader {leader1} (snapshot at {t1} ms) is outside the last ISR seen before "
+                    f"it, {isr0} (snapshot at {t0} ms); kafka-topics --describe shows no leader "
+                    "epoch and no offset: the epoch, the offsets at risk and the records lost are "
+                    "not in evidence"
+                ],
+            )
+
+    def _excerpts_only(self) -> None:
+        """Pasted excerpts (no timestamps) of the broker and controller logs, and
+        nothing else: no fetch answer shows an exposed HWM, and lines of different
+        files have no order. A truncation is stated whole by the truncating
+        replica's own lines (its offset and its HWM) and the new leader's start
+        offset; an election's committed mark rests on HWMs other files print at
+        times no excerpt gives."""
+        for i, f in enumerate(self.findings):
+            kind = f["kind"]
+            if kind == "hwm_regression":
+                self._absent(i, "no request log: no fetch answer shows the HWM a leader exposed")
+            elif kind in ("unclean_election", "committed_data_loss"):
+                self._undecidable(
+                    i,
+                    f,
+                    [
+                        f"pasted excerpts only: the committed mark before epoch "
+                        f"{f['leader_epoch']} ({f['offset_end']}) is printed by other brokers' "
+                        "lines whose time against the election no excerpt gives"
+                    ],
+                )
+            elif kind not in ("truncation_below_hwm",):
+                self._undecidable(
+                    i, f, ["pasted excerpts only: no timestamps, no request log, no metadata log"]
+                )
 
     # -- result ----------------------------------------------------------------
     def result(self) -> dict[str, Any]:
