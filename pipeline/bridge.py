@@ -250,6 +250,22 @@ NOT_REPLAYED = frozenset(
         "hwm_checkpoint",
         "zk_unclean_election",
         "segment_batch",
+        # evidence kinds declared ahead of the rules that read them (issues
+        # 12 and 13): in silver, not replayed yet
+        "consumer_fetch",
+        "list_offsets",
+        "consumer_epoch_answer",
+        "broker_restart",
+        "log_recovered",
+        "recovery_truncation",
+        "log_end_at_load",
+        "broker_config",
+        "fetcher_halt",
+        "offset_reset",
+        "partition_view",
+        "topic_config",
+        "log_dir_view",
+        "offset_view",
     }
 )
 

@@ -30,6 +30,9 @@ REQUEST_EVENT_KINDS: tuple[str, ...] = (
     "epoch_answer",
     "leader_and_isr",
     "alter_partition",
+    "consumer_fetch",
+    "list_offsets",
+    "consumer_epoch_answer",
 )
 BROKER_LOG_EVENT_KINDS: tuple[str, ...] = (
     "become_leader",
@@ -44,11 +47,25 @@ BROKER_LOG_EVENT_KINDS: tuple[str, ...] = (
     "unclean_partition_change",
     "leader_and_isr",
     "zk_unclean_election",
+    "broker_restart",
+    "log_recovered",
+    "recovery_truncation",
+    "log_end_at_load",
+    "broker_config",
+    "fetcher_halt",
+    "offset_reset",
 )
 #: partition.metadata yields ``topic_record`` (a metadata kind) too.
 CHECKPOINT_EVENT_KINDS: tuple[str, ...] = ("epoch_checkpoint", "hwm_checkpoint")
 SEGMENT_DUMP_EVENT_KINDS: tuple[str, ...] = ("segment_batch",)
 ZNODE_EVENT_KINDS: tuple[str, ...] = ("zk_partition_state",)
+#: kafka-topics --describe, metadata shell, log dirs, GetOffsetShell (addendum 12)
+VIEW_EVENT_KINDS: tuple[str, ...] = (
+    "partition_view",
+    "topic_config",
+    "log_dir_view",
+    "offset_view",
+)
 #: leader_and_isr comes from both request logs and broker logs: listed once.
 EVENT_KINDS: tuple[str, ...] = tuple(
     dict.fromkeys(
@@ -58,6 +75,7 @@ EVENT_KINDS: tuple[str, ...] = tuple(
         + CHECKPOINT_EVENT_KINDS
         + SEGMENT_DUMP_EVENT_KINDS
         + ZNODE_EVENT_KINDS
+        + VIEW_EVENT_KINDS
     )
 )
 
@@ -77,4 +95,6 @@ FILE_KINDS: tuple[str, ...] = (
     "znode_dump",
     #: a file that is not text (zero-filled indexes, heap dumps): not read as lines
     "binary",
+    #: kafka-topics --describe, metadata shell, log-dirs, GetOffsetShell output
+    "point_in_time_view",
 )

@@ -173,6 +173,65 @@ RAW_LINES = StructType(
 #:                           leader_recovery_state (only when the znode has it)
 #:   isr_updated             also: under_min_isr (3.6+ ``(under-min-isr)`` marker;
 #:                           true/false from 3.6, null before)
+#: Evidence kinds (issues 12 and 13; formats-addendum.md sections 9-13):
+#:   consumer_fetch          request log (11.1): a Fetch answered to a consumer
+#:                           (replica id -1, or no replica key from v15): topic /
+#:                           topic_id, partition, fetch_offset (the consumer's
+#:                           position), hwm (the HWM the answering broker exposed,
+#:                           the observer), log_start_offset, error_code, replica
+#:                           (-1, or null when the request names none), client_id,
+#:                           api_version
+#:   list_offsets            request log (11.1): a ListOffsets LATEST (timestamp
+#:                           -1) answer to a consumer: topic / topic_id,
+#:                           partition, hwm (the offset returned: the HWM, or the
+#:                           LSO under read_committed, never above the HWM),
+#:                           leader_epoch (v4+), error_code, replica (-1),
+#:                           client_id, api_version; other timestamps: ignored
+#:   consumer_epoch_answer   request log (11.1): an OffsetsForLeaderEpoch answer to
+#:                           a consumer (replica -1 / -2): topic, partition,
+#:                           leader_epoch, end_offset (the leader's LEO for its
+#:                           current epoch), error_code, replica, client_id
+#:   broker_restart          broker log (10.1), per data directory: replica (the
+#:                           broker), clean_shutdown (true: clean-shutdown file
+#:                           found; false: recovery without it; null: the version
+#:                           prints nothing that decides); partition null (the
+#:                           replay copies it to every partition of the cluster)
+#:   log_recovered           broker log (10.2): a log recovered at startup
+#:                           (``Recovering unflushed segment``): topic, partition,
+#:                           replica, base_offset (the segment's)
+#:   recovery_truncation     broker log (10.2): recovery cut a log (``Corruption
+#:                           found ... truncating to offset``, ``Found invalid
+#:                           offset during recovery ...``): topic, partition,
+#:                           replica, truncate_to
+#:   log_end_at_load         broker log (10.3): ``Completed load of log ... log end
+#:                           offset`` / ``log-end-offset`` / the producer-state
+#:                           ``till offset`` line: topic, partition, replica, leo,
+#:                           log_start_offset (when printed)
+#:   broker_config           broker log (13): ``Kafka version:`` and ``KafkaConfig
+#:                           values:`` markers: replica (the broker, when the file
+#:                           says), kafka_version, inter_broker_protocol, mode
+#:                           (``zk`` / ``kraft``), unclean_election_enabled,
+#:                           min_isr; partition null
+#:   fetcher_halt            broker log (9.6): a follower's fetcher halted rather
+#:                           than truncate below the leader (unclean election
+#:                           disabled): topic, partition, replica (the follower),
+#:                           leader, leo (its log end), truncate_to (the leader's)
+#:   offset_reset            broker log (9.6): a follower reset its fetch offset
+#:                           (out of range): topic, partition, replica, leo (its
+#:                           old log end), truncate_to (the new offset), leader
+#:   partition_view          point-in-time views (12.1, 12.2): one partition of a
+#:                           ``kafka-topics --describe`` or metadata-shell snapshot,
+#:                           in file order, no time: topic, topic_id, partition,
+#:                           leader (-1 for ``none``), replicas, isr, elr,
+#:                           last_known_elr (3.8+; null for ``N/A``), and from the
+#:                           shell leader_epoch, partition_epoch,
+#:                           leader_recovery_state
+#:   topic_config            12.1's header ``Configs:``: topic, min_isr,
+#:                           unclean_election_enabled (null when not listed)
+#:   log_dir_view            12.3: replica (the broker), topic, partition,
+#:                           records_size (the log's size), offset_lag, is_future
+#:   offset_view             12.4: topic, partition, end_offset (GetOffsetShell's
+#:                           offset; which --time made it the file does not say)
 PARTITION_EVENTS = StructType(
     [
         _f("cluster", StringType(), False),
@@ -222,6 +281,13 @@ PARTITION_EVENTS = StructType(
         _f("last_offset", LongType()),
         _f("min_isr", IntegerType()),
         _f("under_min_isr", BooleanType()),
+        _f("clean_shutdown", BooleanType()),
+        _f("kafka_version", StringType()),
+        _f("inter_broker_protocol", StringType()),
+        _f("mode", StringType()),
+        _f("unclean_election_enabled", BooleanType()),
+        _f("offset_lag", LongType()),
+        _f("is_future", BooleanType()),
     ]
 )
 
@@ -248,6 +314,9 @@ FILE_STATS = StructType(
         _f("lines_parsed", LongType(), False),
         _f("lines_ignored", LongType(), False),
         _f("lines_quarantined", LongType(), False),
+        #: why a file was not read, or not all of it (a binary file; lines the
+        #: reader skipped as longer than its bound), else null
+        _f("note", StringType()),
     ]
 )
 

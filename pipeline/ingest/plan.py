@@ -205,7 +205,9 @@ def ingest(
     if binary_files:
         # One unit per record batch: the same outcome rows as a text line.
         decoded, binary_listed = binary_.decode(spark, binary_files, bundles, broker_id)
-        files = files.unionByName(binary_.file_rows(decoded, binary_listed))
+        files = files.unionByName(
+            binary_.file_rows(decoded, binary_listed).withColumn("note", F.lit(None).cast("string"))
+        )
         outcomes = outcomes.unionByName(binary_.outcomes(decoded))
         binary_lines = binary_.raw_lines(decoded)
 
@@ -363,8 +365,8 @@ class _LineTable:
         """One row per text file: (source_file, kind, observer, lines_read);
         a file with no line (empty, or not read: binary) reads 0."""
         listed = self.spark.createDataFrame(
-            [(lines_.member_path_of(s.path, self.bundles), s.kind) for s in self.sniffed],
-            "source_file string, kind string",
+            [(lines_.member_path_of(s.path, self.bundles), s.kind, s.note) for s in self.sniffed],
+            "source_file string, kind string, note string",
         )
         per_file = blocks.groupBy("source_file").agg(F.sum("lines").alias("lines_read"))
         joined = listed.join(F.broadcast(per_file), "source_file", "left")
@@ -373,6 +375,7 @@ class _LineTable:
             "kind",
             lines_.observer(F.col("source_file"), self.broker_id).alias("observer"),
             F.coalesce(F.col("lines_read"), F.lit(0)).cast("long").alias("lines_read"),
+            "note",
         )
 
     def numbered_lines(self, blocks: DataFrame, wanted: list[str] | None) -> DataFrame:
@@ -428,10 +431,10 @@ def _family(
     # Every block's first line stays, looked at or not: its row marks the
     # block for numbering (``_LineTable.blocks``).
     staged = lines.select("*", look.alias("_look")).filter(F.col("_look") | (F.col("idx") == 0))
-    lane = F.lit(False)
+    lane = F.lit(None).cast("int")
     if kind == request_log.KIND and fast and request_fast.ENABLED:
-        lane = F.col("_look") & request_fast.is_fast(value)
-    staged = staged.select("*", lane.alias("_fast"))
+        lane = F.when(F.col("_look"), request_fast.lane(value))
+    staged = staged.select("*", lane.alias("_lane")).withColumn("_fast", F.col("_lane").isNotNull())
     staged = reader.stages(
         staged, F.col("_look") & ~F.col("_fast"), lines if context is None else context
     )
@@ -439,14 +442,15 @@ def _family(
     reason = F.col(f"{p}_quarantine")
     rows = F.when(reason.isNotNull(), quarantined(reason, value)).otherwise(F.col(f"{p}_events"))
     line_time = F.col(f"{p}_time")
+    shared: dict[str, Column] = {}
     if kind == request_log.KIND:
-        # One array per line of (fast entry, general row): the lane's entries
+        # One array per line of (lane entry, general row): the lane's entries
         # are read into rows after the generator, in generated code.
         line_time = F.coalesce(line_time, F.when(F.col("_fast"), request_log.line_time(value)))
         rows = F.when(
             F.col("_fast"),
             F.transform(
-                request_fast.entries(value),
+                request_fast.entries(value, F.col("_lane")),
                 lambda e: F.struct(e.alias("f"), F.lit(None).cast(OUTCOME_ROW).alias("g")),
             ),
         ).otherwise(
@@ -455,19 +459,17 @@ def _family(
                 lambda r: F.struct(F.lit(None).cast(request_fast.ENTRY).alias("f"), r.alias("g")),
             )
         )
+        shared = {
+            name: F.when(F.col("_fast"), c) for name, c in request_fast.line_columns(value).items()
+        }
     metadata_offset = F.col("md_metadata_offset") if p == "md" else F.lit(None).cast("long")
     open_start = F.col("open_start") if p == "bl" else F.lit(False)
     line = staged.select(
-        "source_file",
-        "block_start",
-        "idx",
-        "scanned",
-        "observer",
+        *_LINE_COLUMNS[:5],
         line_time.alias("line_time"),
         metadata_offset.alias("metadata_offset"),
         open_start.alias("open_start"),
-        F.when(F.col("_fast"), request_fast.client_id(value)).alias("_client"),
-        F.when(F.col("_fast"), request_log.first_int(value, "replicaId")).alias("_replica"),
+        *[c.alias(name) for name, c in shared.items()],
         F.when(F.col("_fast"), value).alias("_text"),
         rows.alias("rows"),
     )
@@ -476,17 +478,17 @@ def _family(
     # ``size(...) > 0`` filter, so the optimizer cannot copy the parsers'
     # expressions into a filter and evaluate them twice.
     exploded = line.select(
-        *_LINE_COLUMNS, "_client", "_replica", "_text",
-        F.posexplode_outer("rows").alias("pos", "t"),
-    )  # fmt: skip
+        *_LINE_COLUMNS, *shared, "_text", F.posexplode_outer("rows").alias("pos", "t")
+    )
     if kind == request_log.KIND:
         entry = F.col("t.f")
-        from_lane = request_fast.event_of(entry, F.col("_replica"), F.col("_client"))
-        # A follower's fetch only (sections 1.6): a consumer's (replica id -1,
+        from_lane = request_fast.event_of(entry)
+        # A follower's fetch only (section 1.6): a consumer's (replica id -1,
         # or none from v15) is ignored by rule here, as by the general reader.
         follower = F.coalesce(F.col("_replica") >= 0, F.lit(False))
-        row = F.when(entry.isNull(), F.col("t.g")).when(follower, from_lane)
-        reject = entry.isNotNull() & follower & request_fast.rejected(from_lane, entry)
+        taken = (entry["what"] == "produce") | follower
+        row = F.when(entry.isNull(), F.col("t.g")).when(taken, from_lane)
+        reject = entry.isNotNull() & taken & request_fast.rejected(from_lane, entry)
     else:
         row, reject = F.col("t"), F.lit(False)
     flat = exploded.select(
@@ -748,6 +750,7 @@ def _file_stats(files: DataFrame, outcomes: DataFrame, parts: DataFrame | None =
         parsed.alias("lines_parsed"),
         (F.col("lines_read") - parsed - quarantined).alias("lines_ignored"),
         quarantined.alias("lines_quarantined"),
+        "note",
     )
 
 
@@ -766,6 +769,7 @@ def _bundle_files(
         F.lit(bundle_.KIND).alias("kind"),
         lines_.observer(F.col("source_file"), broker_id).alias("observer"),
         "lines_read",
+        F.lit(None).cast("string").alias("note"),
     )
 
 

@@ -1,53 +1,64 @@
-"""The request log's fast lane: JSON FETCH lines (2.8+) read with string cuts.
+"""The request log's fast lane: JSON FETCH and PRODUCE lines (2.8+) read with string cuts.
 
-Follower fetches are most of a busy broker's request log, and most of the
-bytes of a line are its partition entries. ``from_json`` (and the
-``transform`` lambdas that turn its arrays into events) reads them at a
-few MB/s per core; cutting them out with ``split`` and ``instr`` and
-casting the digits reads them several times faster. This module does that
-for the one shape that is worth it, exactly as Kafka's JSON converter
-writes it (kafka-formats.md 1.2 and 1.6), and leaves every other line to
-the general reader (``request_log.py``):
+Fetches and produces are most of a busy broker's request log, and most of
+the bytes of a line are its partition entries. ``from_json`` (and the
+``transform`` lambdas that turn its arrays into events) reads them at a few
+MB/s per core; cutting them out with ``split`` and ``instr`` and casting the
+digits reads them several times faster. This module does that for the two
+shapes worth it, exactly as Kafka's JSON converter writes them
+(kafka-formats.md 1.2, 1.5, 1.6), and leaves every other line to the
+general reader (``request_log.py``):
 
-* **Eligible** (:func:`is_fast`): a JSON line (``Completed request:{"isForwarded":``)
-  of api key 1 in Kafka's own layout (``[timestamp] LEVEL ... (kafka.request.logger)``),
-  at most 1 MiB, valid UTF-8, whose four top-level objects are where
-  section 1.2 puts them, whose client id holds no JSON escape, and whose
-  request and response list as many partition entries as they hold
-  ``fetchOffset`` / ``highWatermark`` keys (a garbled entry marker merges
-  two entries: the general reader then judges the line).
-* **Cut** (:func:`entries`): the request and response objects, split at
-  each topic (``{"topicId":"`` v13+, ``{"topic":"`` v0-12) and then at each
-  partition entry (``{"partition":`` / ``{"partitionIndex":``, 2.8's
-  ``{"partition":`` in ``partitionResponses``). JSON escapes every ``"``
-  inside a string, so these markers (which hold a ``"`` right after a
-  structural character) can only be structure, never text a client chose.
-* **Read** (:func:`event_of`): each field from its key to the next ``,``
-  or ``}``, cast to its type; a missing key is null, as from_json gives.
-  An entry whose partition, fetch offset, error code or high watermark
-  does not read is *rejected*: the line's events are dropped after the
-  pass and the general reader judges it from its text (``plan.py``), so
-  the lane never decides a quarantine itself.
+* **Eligible** (:func:`lane`): a JSON line (``Completed request:{"isForwarded":``)
+  of api key 1 or 0 in Kafka's own layout (``[timestamp] LEVEL ...
+  (kafka.request.logger)``), at most 1 MiB, valid UTF-8, whose four
+  top-level objects are where section 1.2 puts them, whose request and
+  response are objects, and whose client id holds no JSON escape.
+* **Cut** (:func:`entries`): FETCH: the request and response objects, split
+  at each topic (``{"topicId":"`` v13+, ``{"topic":"`` v0-12) and at each
+  partition entry (``{"partition":`` / ``{"partitionIndex":``; 2.8's
+  ``{"partition":`` in ``partitionResponses``). PRODUCE: the response,
+  split at each topic (``{"name":"`` / ``{"topicId":"`` v13+) and entry
+  (``{"index":``); ``acks`` from the request. JSON escapes every ``"`` inside
+  a string, so these markers (a ``"`` right after a structural character)
+  can only be structure, never text a client chose.
+* **Read** (:func:`event_of`): each field from its key to the next ``,`` or
+  ``}``, cast to its type; a missing optional key is null, as from_json
+  gives. An entry is *rejected* (:func:`rejected`) when a field it must
+  have is missing, a key it holds is no number of its type, a key appears
+  twice (a damaged entry marker merged two entries) or a topic header sits
+  inside it (a damaged topic marker): the line's rows are dropped after the
+  pass and the general reader judges it from its text (``plan.py``). The
+  lane never decides a quarantine itself.
+
+What the lane does not do is validate the bytes it does not read: a line
+whose entries are intact is read even if a field we never look at (a rack
+id, a timing) is damaged, where ``from_json`` would reject the whole object.
+Kafka writes no invalid JSON, so this differs only on damaged lines, and
+there it keeps evidence the entries still hold. Everything else is the
+general reader's: a test feeds a varied corpus through both readers and
+requires the same events, quarantine and accounting.
 
 Entries keep the order of the line, requests before responses, so ``pos``
-(and ``seq``) are what the general reader gives. A test feeds every fetch
-line of the test corpus through both readers and requires the same events.
+(and ``seq``) are what the general reader gives.
 """
 
 from __future__ import annotations
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, IntegerType, StringType, StructField, StructType
+from pyspark.sql.types import StringType, StructField, StructType
 
 from pipeline.ingest.outcome import LINE_LENGTH_LIMIT, between, event
 
 #: The lane can be switched off (a test compares both readers' events).
 ENABLED = True
 
+FETCH = 1
+PRODUCE = 0
+
 _HEAD = 320
 _JSON_OPENER = 'Completed request:{"isForwarded":'
-_FETCH = '"requestApiKey":1,'
 _SUFFIX = "} (kafka.request.logger)"
 _TIMESTAMP = r"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}\] "
 
@@ -57,31 +68,28 @@ _RESPONSE_AT = ',"response":'
 _CONNECTION_AT = ',"connection":'
 
 #: split patterns (Java regex; the markers are literal)
-_TOPIC_SPLIT = r'\{"topic(?:Id)?":"'
-_REQUEST_ENTRY_SPLIT = r'\{"partition":'
-_RESPONSE_ENTRY_SPLIT = r'\{"partition(?:Index)?":'
+_FETCH_TOPIC = r'\{"topic(?:Id)?":"'
+_FETCH_REQUEST_ENTRY = r'\{"partition":'
+_FETCH_RESPONSE_ENTRY = r'\{"partition(?:Index)?":'
+_PRODUCE_TOPIC = r'\{"(?:name|topicId)":"'
+_PRODUCE_ENTRY = r'\{"index":'
+#: a topic header inside an entry: its topic marker was damaged
+_TOPIC_HEADERS = ('"partitions":[', '"partitionResponses":[', '"partitionData":[')
+
 _FETCH_OFFSET = ',"fetchOffset":'
 _HIGH_WATERMARK = ',"highWatermark":'
+_BASE_OFFSET = ',"baseOffset":'
+_ERROR_CODE = ',"errorCode":'
 
-#: One partition entry of a line, before its fields are read.
+#: One partition entry of a line, before its fields are read; ``what`` is
+#: the event kind it becomes.
 ENTRY = StructType(
     [
         StructField("topic", StringType()),
         StructField("entry", StringType()),
-        StructField("answer", BooleanType()),
-        StructField("version", IntegerType()),
+        StructField("what", StringType()),
     ]
 )
-
-
-def _parts(value: Column) -> tuple[Column, Column, Column, Column, Column]:
-    """(header at, request at, response at, connection at, request text,
-    response text) positions of section 1.2's top-level keys."""
-    header_at = F.instr(value, _HEADER_AT)
-    request_at = F.instr(value, _REQUEST_AT)
-    response_at = F.instr(value, _RESPONSE_AT)
-    connection_at = F.instr(value, _CONNECTION_AT)
-    return header_at, request_at, response_at, connection_at, value
 
 
 def request_text(value: Column) -> Column:
@@ -96,19 +104,13 @@ def response_text(value: Column) -> Column:
     )
 
 
-def _count(text: Column, key: str) -> Column:
-    """Occurrences of a literal ``key`` in ``text``."""
-    return F.size(F.split(text, _literal(key))) - 1
-
-
-def _literal(text: str) -> str:
-    """``text`` as a Java regex matching it literally."""
-    return "".join("\\" + c if c in r"\^$.|?*+()[]{}" else c for c in text)
+def _head(value: Column) -> Column:
+    return F.substring(value, 1, _HEAD + 256)
 
 
 def client_id(value: Column) -> Column:
     """The header's clientId (a plain string or null), from the line head."""
-    head = F.substring(value, 1, _HEAD + 256)
+    head = _head(value)
     at = F.instr(head, '"clientId":')
     after = F.substring(head, at + len('"clientId":'), 1 << 16)
     text = F.substring_index(F.substring(after, 2, 1 << 16), '"', 1)
@@ -117,7 +119,7 @@ def client_id(value: Column) -> Column:
 
 def _client_id_plain(value: Column) -> Column:
     """The client id is null, or a string with no escape: read as it is."""
-    head = F.substring(value, 1, _HEAD + 256)
+    head = _head(value)
     at = F.instr(head, '"clientId":')
     after = F.substring(head, at + len('"clientId":'), 1 << 16)
     quoted = F.substring(after, 2, 1 << 16)
@@ -126,77 +128,82 @@ def _client_id_plain(value: Column) -> Column:
     return (at > 0) & (after.startswith("null,") | (after.startswith('"') & plain))
 
 
-def api_version(value: Column) -> Column:
-    head = F.substring(value, 1, _HEAD)
-    digits = F.regexp_extract(head, r'"requestApiVersion":(\d{1,5}),', 1)
+def _header_int(value: Column, key: str) -> Column:
+    digits = F.regexp_extract(F.substring(value, 1, _HEAD), f'"{key}":(\\d{{1,5}}),', 1)
     return F.nullif(digits, F.lit("")).try_cast("int")
 
 
-def is_fast(value: Column) -> Column:
-    """The line is one the lane reads (module docstring). Cheapest tests
-    first: each is a CASE branch, so a failing one stops the line."""
+def api_key(value: Column) -> Column:
+    return _header_int(value, "requestApiKey")
+
+
+def api_version(value: Column) -> Column:
+    return _header_int(value, "requestApiVersion")
+
+
+def lane(value: Column) -> Column:
+    """The api key (FETCH or PRODUCE) of a line the lane reads, else null
+    (module docstring). Cheapest tests first: each is a CASE branch, so a
+    failing one stops the line."""
     head = F.substring(value, 1, _HEAD)
-    header_at, request_at, response_at, connection_at, _ = _parts(value)
-    request, response = request_text(value), response_text(value)
+    key = api_key(value)
+    header_at = F.instr(value, _HEADER_AT)
+    request_at = F.instr(value, _REQUEST_AT)
+    response_at = F.instr(value, _RESPONSE_AT)
+    connection_at = F.instr(value, _CONNECTION_AT)
+    placed = (
+        (header_at > 0)
+        & (request_at > header_at)
+        & (response_at > request_at)
+        & (connection_at > response_at)
+    )
+    objects = F.substring(value, request_at + len(_REQUEST_AT), 1).eqNullSafe("{") & F.substring(
+        value, response_at + len(_RESPONSE_AT), 1
+    ).eqNullSafe("{")
+    no = F.lit(None).cast("int")
     return (
-        F.when(F.instr(head, _JSON_OPENER) == 0, F.lit(False))
-        .when(F.instr(head, _FETCH) == 0, F.lit(False))
-        .when(~value.endswith(_SUFFIX), F.lit(False))
-        .when(F.octet_length(value) > LINE_LENGTH_LIMIT, F.lit(False))
-        .when(~head.rlike(_TIMESTAMP), F.lit(False))
-        .when(
-            ~(
-                (header_at > 0)
-                & (request_at > header_at)
-                & (response_at > request_at)
-                & (connection_at > response_at)
-            ),
-            F.lit(False),
-        )
-        .when(api_version(value).isNull(), F.lit(False))
-        .when(~_client_id_plain(value), F.lit(False))
-        .when(~F.is_valid_utf8(value), F.lit(False))
-        .when(~request.startswith("{") | ~response.startswith("{"), F.lit(False))
-        .when(_count(request, '{"partition":') != _count(request, _FETCH_OFFSET), F.lit(False))
-        .when(
-            (_count(response, '{"partition') != _count(response, _HIGH_WATERMARK)),
-            F.lit(False),
-        )
-        .otherwise(F.lit(True))
+        F.when(F.instr(head, _JSON_OPENER) == 0, no)
+        .when(~key.isin(FETCH, PRODUCE) | key.isNull(), no)
+        .when(~value.endswith(_SUFFIX), no)
+        .when(F.octet_length(value) > LINE_LENGTH_LIMIT, no)
+        .when(~head.rlike(_TIMESTAMP), no)
+        .when(~placed, no)
+        .when(~objects, no)
+        .when(api_version(value).isNull(), no)
+        .when(~_client_id_plain(value), no)
+        .when(~F.is_valid_utf8(value), no)
+        .otherwise(key)
     )
 
 
-def _topic_entries(text: Column, entry_split: str, answer: bool, version: Column) -> Column:
+def _topic_entries(text: Column, topic_split: str, entry_split: str, what: str) -> Column:
     """[ENTRY] of one object: every partition entry with its topic."""
-    chunks = F.split(text, _TOPIC_SPLIT)
+    chunks = F.split(text, topic_split)
 
     def per_topic(chunk: Column) -> Column:
         topic = F.substring_index(chunk, '"', 1)
         parts = F.split(chunk, entry_split)
         return F.transform(
             F.slice(parts, 2, F.greatest(F.size(parts) - 1, F.lit(0))),
-            lambda e: F.struct(
-                topic.alias("topic"),
-                e.alias("entry"),
-                F.lit(answer).alias("answer"),
-                version.alias("version"),
-            ),
+            lambda e: F.struct(topic.alias("topic"), e.alias("entry"), F.lit(what).alias("what")),
         )
 
     tail = F.slice(chunks, 2, F.greatest(F.size(chunks) - 1, F.lit(0)))
     return F.flatten(F.transform(tail, per_topic))
 
 
-def entries(value: Column) -> Column:
-    """[ENTRY] of a fast line: its request's entries, then its response's."""
-    version = api_version(value)
-    return F.concat(
-        _topic_entries(request_text(value), _REQUEST_ENTRY_SPLIT, False, version),
-        _topic_entries(response_text(value), _RESPONSE_ENTRY_SPLIT, True, version),
+def entries(value: Column, key: Column) -> Column:
+    """[ENTRY] of a lane line: FETCH, its request's entries then its
+    response's; PRODUCE, its response's."""
+    fetch = F.concat(
+        _topic_entries(request_text(value), _FETCH_TOPIC, _FETCH_REQUEST_ENTRY, "fetch_request"),
+        _topic_entries(response_text(value), _FETCH_TOPIC, _FETCH_RESPONSE_ENTRY, "fetch_response"),
     )
+    produce = _topic_entries(response_text(value), _PRODUCE_TOPIC, _PRODUCE_ENTRY, "produce")
+    return F.when(key == FETCH, fetch).when(key == PRODUCE, produce)
 
 
-def _field(entry: Column, key: str | None, dtype: str) -> Column:
+def _number(entry: Column, key: str | None, dtype: str) -> Column:
     """The number after ``key`` in an entry (the entry's first value when
     ``key`` is None), null when the key is absent or the value no number."""
     if key is None:
@@ -219,83 +226,126 @@ def _diverging(entry: Column, group: int, dtype: str) -> Column:
     return F.when(at > 0, F.nullif(text, F.lit("")).try_cast(dtype))
 
 
-def event_of(e: Column, replica: Column, client: Column) -> Column:
-    """The OUTCOME_ROW of one ENTRY, as the general reader builds it."""
-    entry, version = e["entry"], e["version"]
+def line_columns(value: Column) -> dict[str, Column]:
+    """What every entry of a lane line shares, computed once per line."""
+    request = request_text(value)
+    acks_at = F.instr(request, '"acks":')
+    acks = F.when(acks_at > 0, _number(F.substring(request, acks_at, 32), '"acks":', "int"))
+    return {
+        "_version": api_version(value),
+        "_client": client_id(value),
+        "_replica": _first_int(value, "replicaId"),
+        "_acks": acks,
+    }
+
+
+def _first_int(value: Column, key: str) -> Column:
+    digits = F.regexp_extract(value, f'"{key}":(-?\\d{{1,11}})', 1)
+    return F.nullif(digits, F.lit("")).try_cast("int")
+
+
+def event_of(e: Column) -> Column:
+    """The OUTCOME_ROW of one ENTRY (with :func:`line_columns` beside it), as
+    the general reader builds it."""
+    entry, what = e["entry"], e["what"]
+    version = F.col("_version")
+    replica = F.col("_replica")
+    client = F.col("_client")
+    # FETCH names topics by name to v12, by id from v13; so does PRODUCE.
     topic = F.when(version < 13, e["topic"])
     topic_id = F.when(version >= 13, e["topic"])
+    partition = _number(entry, None, "int")
     request = event(
         "fetch_request",
         topic=topic,
         topic_id=topic_id,
-        partition=_field(entry, None, "int"),
+        partition=partition,
         replica=replica,
-        fetch_offset=_field(entry, _FETCH_OFFSET, "bigint"),
-        last_fetched_epoch=_field(entry, ',"lastFetchedEpoch":', "int"),
-        current_leader_epoch=_field(entry, ',"currentLeaderEpoch":', "int"),
-        log_start_offset=_field(entry, ',"logStartOffset":', "bigint"),
+        fetch_offset=_number(entry, _FETCH_OFFSET, "bigint"),
+        last_fetched_epoch=_number(entry, ',"lastFetchedEpoch":', "int"),
+        current_leader_epoch=_number(entry, ',"currentLeaderEpoch":', "int"),
+        log_start_offset=_number(entry, ',"logStartOffset":', "bigint"),
         api_version=version,
         client_id=client,
     )
     records = F.coalesce(
-        _field(entry, ',"recordsSizeInBytes":', "bigint"),
-        _field(entry, ',"recordSetSizeInBytes":', "bigint"),
+        _number(entry, ',"recordsSizeInBytes":', "bigint"),
+        _number(entry, ',"recordSetSizeInBytes":', "bigint"),
     )
     answer = event(
         "fetch_response",
         topic=topic,
         topic_id=topic_id,
-        partition=_field(entry, None, "int"),
+        partition=partition,
         replica=replica,
-        hwm=_field(entry, _HIGH_WATERMARK, "bigint"),
-        error_code=_field(entry, ',"errorCode":', "int"),
+        hwm=_number(entry, _HIGH_WATERMARK, "bigint"),
+        error_code=_number(entry, _ERROR_CODE, "int"),
         diverging_epoch=_diverging(entry, 1, "int"),
         diverging_end_offset=_diverging(entry, 2, "bigint"),
-        log_start_offset=_field(entry, ',"logStartOffset":', "bigint"),
+        log_start_offset=_number(entry, ',"logStartOffset":', "bigint"),
         records_size=records,
         api_version=version,
     )
-    return F.when(e["answer"], answer).otherwise(request)
+    produce = event(
+        "produce",
+        topic=topic,
+        topic_id=topic_id,
+        partition=partition,
+        acks=F.col("_acks"),
+        base_offset=_number(entry, _BASE_OFFSET, "bigint"),
+        error_code=_number(entry, _ERROR_CODE, "int"),
+        client_id=client,
+        api_version=version,
+    )
+    return (
+        F.when(what == "fetch_request", request)
+        .when(what == "fetch_response", answer)
+        .otherwise(produce)
+    )
 
 
-#: Per event kind, each field the lane reads and its key in the entry.
-_KEYS: dict[str, tuple[tuple[str, str], ...]] = {
+#: Per event kind: the fields the lane reads with their keys, and which of
+#: them an entry must have.
+_FIELDS: dict[str, tuple[tuple[str, str, bool], ...]] = {
     "fetch_request": (
-        ("fetch_offset", _FETCH_OFFSET),
-        ("last_fetched_epoch", ',"lastFetchedEpoch":'),
-        ("current_leader_epoch", ',"currentLeaderEpoch":'),
-        ("log_start_offset", ',"logStartOffset":'),
+        ("fetch_offset", _FETCH_OFFSET, True),
+        ("last_fetched_epoch", ',"lastFetchedEpoch":', False),
+        ("current_leader_epoch", ',"currentLeaderEpoch":', False),
+        ("log_start_offset", ',"logStartOffset":', False),
     ),
     "fetch_response": (
-        ("hwm", _HIGH_WATERMARK),
-        ("error_code", ',"errorCode":'),
-        ("log_start_offset", ',"logStartOffset":'),
-        ("diverging_epoch", ',"divergingEpoch":{'),
+        ("hwm", _HIGH_WATERMARK, True),
+        ("error_code", _ERROR_CODE, True),
+        ("log_start_offset", ',"logStartOffset":', False),
+        ("diverging_epoch", ',"divergingEpoch":{', False),
+    ),
+    "produce": (
+        ("base_offset", _BASE_OFFSET, True),
+        ("error_code", _ERROR_CODE, True),
     ),
 }
 
 
+def _twice(entry: Column, key: str) -> Column:
+    at = F.instr(entry, key)
+    return (at > 0) & (F.instr(F.substring(entry, at + len(key), 1 << 30), key) > 0)
+
+
 def rejected(row: Column, e: Column) -> Column:
-    """An entry the lane could not read as from_json would: a required field
-    missing (partition, topic, fetch offset, high watermark, error code), or
-    any key present whose value is no number of its type. The general reader
-    then judges the line."""
-    entry = e["entry"]
-
-    def unread(kind: str) -> Column:
-        out = F.lit(False)
-        for name, key in _KEYS[kind]:
-            out = out | ((F.instr(entry, key) > 0) & row[name].isNull())
-        return out
-
-    required = F.when(row["kind"] == "fetch_request", row["fetch_offset"].isNull()).otherwise(
-        row["hwm"].isNull() | row["error_code"].isNull()
-    )
-    return (
-        row["partition"].isNull()
-        | (row["topic"].isNull() & row["topic_id"].isNull())
-        | required
-        | F.when(row["kind"] == "fetch_request", unread("fetch_request")).otherwise(
-            unread("fetch_response")
-        )
-    )
+    """An entry the lane could not read as the general reader would (module
+    docstring): the general reader then judges its line."""
+    entry, what = e["entry"], e["what"]
+    damaged = F.lit(False)
+    for header in _TOPIC_HEADERS:
+        damaged = damaged | (F.instr(entry, header) > 0)
+    out = damaged | row["partition"].isNull() | (row["topic"].isNull() & row["topic_id"].isNull())
+    for kind, fields in _FIELDS.items():
+        bad = F.lit(False)
+        for name, key, required in fields:
+            missing = row[name].isNull()
+            bad = bad | (missing if required else (F.instr(entry, key) > 0) & missing)
+            bad = bad | _twice(entry, key)
+        if kind == "produce":
+            bad = bad | F.col("_acks").isNull()
+        out = out | ((what == kind) & bad)
+    return out
