@@ -147,6 +147,11 @@ def _print_summary(manifest: dict[str, Any], findings: list[dict[str, Any]]) -> 
         f"{manifest['lines_parsed']}, ignored {manifest['lines_ignored']}, quarantined "
         f"{manifest['quarantined_lines']}"
     )
+    unread = [f for f in manifest["files"] if f.get("note")]
+    if unread:
+        c.print(f"not read as lines: {len(unread)} file(s)", soft_wrap=True)
+        for f in unread:
+            c.print(f"  {f['path']}: {f['note']}", soft_wrap=True, markup=False, highlight=False)
     c.print(
         f"partitions {manifest['partitions']}: valid {v.get('valid', 0)}, invalid "
         f"{v.get('invalid', 0)}, unknown {v.get('unknown', 0)}"

@@ -259,7 +259,7 @@ class _LineTable:
         self.small_files = [s for s in sniffed if s.content is not None]
         self.large: dict[str, list[str]] = {}
         for s in sniffed:
-            if s.content is None and s.kind != sniff.BINARY:
+            if s.content is None and s.note is None:
                 self.large.setdefault(s.kind, []).append(s.path)
         self.checkpoints = any(s.kind == checkpoint.KIND for s in self.small_files)
         self._small: DataFrame | None = None

@@ -57,6 +57,14 @@ CHECKPOINT_BYTES = 256 << 20
 
 BINARY = "binary"
 BINARY_REASON = "binary content (mostly NUL or control bytes): not a text artefact, not read"
+#: A text file with no line break in its whole head and no mark of any
+#: artefact: its "first line" alone is longer than the head (a file of one
+#: endless line, a gzip that inflates to gigabytes of one character). No
+#: reader could use it, and reading it as lines would inflate all of it.
+NO_LINE_BREAK_REASON = (
+    f"no line break in its first {HEAD_BYTES >> 10} KiB and no mark of any artefact:"
+    " not read as lines"
+)
 
 #: Bytes that appear in text: printable ASCII, tab, LF, VT, FF, CR, ESC
 #: (ANSI colours) and every byte >= 0x80 (UTF-8 sequences).
@@ -220,6 +228,8 @@ def sniff_one(spark: Any, path: str) -> Sniffed:
     if not whole and lines and not head.endswith((b"\n", b"\r")):
         lines.pop()  # the head cut its last line
     kind = classify(path, [_decode(line) for line in lines[:4096]])
+    if kind == UNRECOGNISED and not whole and len(head) >= HEAD_BYTES and not lines:
+        return Sniffed(path, UNRECOGNISED, NO_LINE_BREAK_REASON)
     if kind == checkpoint.KIND and not whole:
         # Kafka reads a checkpoint whole, and so do its verdicts: a file this
         # large is no checkpoint Kafka wrote. Its lines are counted, not read.
