@@ -329,3 +329,54 @@ def test_quarantine(result: dict[str, Any]) -> None:
     ]
     texts = {(Path(q["source_file"]).name, q["line_no"]): q["text"] for q in result["quarantine"]}
     assert texts[("describe-3.8.txt", 7)] == DESCRIBE_38[6]
+
+
+@pytest.mark.spark
+def test_simulated_describe_snapshots(spark: Any, tmp_path: Path) -> None:
+    """zk-unclean-describe-only: 2.4's ``kafka-topics --describe`` every 5 s,
+    nothing else. Every line is read, in file order, with the values the
+    tool printed; the first leader outside the ISR of the view before it is
+    the truth's unclean leader."""
+    import simulator
+    from pipeline.ingest import ingest
+
+    truth = simulator.simulate("zk-unclean-describe-only", tmp_path)
+    describe = tmp_path / "describe" / "kafka-topics-describe.txt"
+    text = describe.read_text().splitlines()
+    r = ingest(spark, [str(tmp_path / "describe")], cluster="c")
+    [stats] = [s.asDict() for s in r.file_stats.collect()]
+    assert (stats["kind"], stats["lines_read"], stats["lines_parsed"]) == (
+        "point_in_time_view",
+        len(text),
+        len(text),
+    )
+    assert r.quarantine.count() == 0
+    events = sorted((e.asDict() for e in r.events.collect()), key=lambda e: e["seq"])
+    assert [e["line_no"] for e in events] == list(range(1, len(text) + 1))
+    assert all(e["event_time"] is None for e in events)
+    # the values as printed (split by hand, the oracle)
+    printed = []
+    for line in text:
+        fields = dict(f.split(": ", 1) for f in line.strip("\t").split("\t"))
+        if "Partition" in fields:
+            printed.append(
+                ("partition_view", fields["Topic"], int(fields["Partition"]),
+                 -1 if fields["Leader"] == "none" else int(fields["Leader"]),
+                 [int(x) for x in fields["Replicas"].split(",")],
+                 [int(x) for x in fields["Isr"].split(",") if x], None)
+            )  # fmt: skip
+        else:
+            unclean = fields["Configs"] == "unclean.leader.election.enable=true"
+            printed.append(("topic_config", fields["Topic"], None, None, None, None, unclean))
+    got = [
+        (e["kind"], e["topic"], e["partition"], e["leader"], e["replicas"], e["isr"],
+         e["unclean_election_enabled"])
+        for e in events
+    ]  # fmt: skip
+    assert got == printed
+    views = [e for e in events if e["kind"] == "partition_view"]
+    outside = [b for a, b in zip(views, views[1:], strict=False) if b["leader"] not in a["isr"]]
+    [unclean] = [f for f in truth["findings"] if f["kind"] == "unclean_election"]
+    assert [(v["topic"], v["partition"], v["leader"]) for v in outside[:1]] == [
+        (unclean["topic"], unclean["partition"], unclean["replica"])
+    ]
