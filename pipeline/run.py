@@ -152,7 +152,8 @@ def _judge_and_publish(
     if all(f["kind"] == "unrecognised" for f in files):
         raise BadInput(
             "no file of a supported kind (request log, metadata dump or raw metadata segment, "
-            "broker log, checkpoint, segment dump or raw data segment, znode dump, bundle) "
+            "broker log, checkpoint, segment dump or raw data segment, znode dump, "
+            "point-in-time view, bundle) "
             "found under " + ", ".join(options.paths)
         )
 
