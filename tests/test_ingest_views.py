@@ -380,3 +380,42 @@ def test_simulated_describe_snapshots(spark: Any, tmp_path: Path) -> None:
     assert [(v["topic"], v["partition"], v["leader"]) for v in outside[:1]] == [
         (unclean["topic"], unclean["partition"], unclean["replica"])
     ]
+
+
+def test_the_simulators_describe_layouts_all_read(tmp_path: Path) -> None:
+    """Every version's describe layout the simulator writes (0.10 to 4.0):
+    every line is one of the reader's forms (the same patterns Spark runs),
+    with the values written, and the file votes as a view."""
+    import re
+
+    from pipeline.ingest import views
+    from pipeline.ingest.sniff import classify
+    from simulator.describe import Describe
+    from simulator.model import Registration
+    from simulator.versions import VERSIONS
+
+    regs = [(0, Registration([1, 2, 3], [2], 2, elr=[3], lkelr=[])),
+            (1, Registration([2, 3, 1], [], -1, elr=[], lkelr=[1]))]  # fmt: skip
+    for name, version in VERSIONS.items():
+        path = tmp_path / name / "describe.txt"
+        d = Describe(path, version)
+        d.snapshot([("orders", ID, {"min.insync.replicas": "2"}, regs)])
+        d.close()
+        lines = path.read_text().splitlines()
+        assert classify(str(path), lines) == "point_in_time_view", name
+        header = re.search(views._HEADER, lines[0])
+        assert header is not None, (name, lines[0])
+        assert (header.group(1), header.group(2), header.group(5)) == (
+            "orders", ID if version.at_least("2.8") else None, "min.insync.replicas=2"
+        ), name  # fmt: skip
+        got = []
+        for line in lines[1:]:
+            m = re.search(views._PARTITION, line)
+            assert m is not None, (name, line)
+            got.append(m.group(2, 3, 4, 5, 8, 9))
+        none = "-1" if version.before("2.4") else "none"
+        elr = version.at_least("3.8")
+        assert got == [
+            ("0", "2", "1,2,3", "2", "3" if elr else None, "" if elr else None),
+            ("1", none, "2,3,1", "", "" if elr else None, "1" if elr else None),
+        ], name
