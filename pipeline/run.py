@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 
 from pipeline import __version__
 from pipeline.bridge import BridgeSettings, replay_partitions, split
+from pipeline.era import EraEvidence, choose, evidence_by_cluster
 from pipeline.ingest.lines import cluster_of
 from pipeline.publish import (
     conform,
@@ -27,7 +28,6 @@ from pipeline.publish import (
 )
 from pipeline.reconstruct import compress, partition_streams, replica_offsets, with_topic_key
 from pipeline.session import materialise, release
-from replay import resolve_profile
 from replay.types import FindingKind, Profile, Verdict
 
 EXIT_OK = 0
@@ -152,7 +152,8 @@ def _judge_and_publish(
     if all(f["kind"] == "unrecognised" for f in files):
         raise BadInput(
             "no file of a supported kind (request log, metadata dump or raw metadata segment, "
-            "broker log, checkpoint, segment dump or raw data segment, znode dump, bundle) "
+            "broker log, checkpoint, segment dump or raw data segment, znode dump, "
+            "point-in-time view, bundle) "
             "found under " + ", ".join(options.paths)
         )
 
@@ -167,6 +168,10 @@ def _judge_and_publish(
     for r in kinds.collect():
         seen.setdefault(r["cluster"], {})[r["kind"]] = r
     chosen: dict[str, tuple[Profile, str]] = {}
+    # Without a controller's evidence, the era from what the files say
+    # (version and configuration lines, request versions, templates, views).
+    markers = evidence_by_cluster(ingested.events) if options.profile == Profile.AUTO else {}
+    evidence: dict[str, dict[str, Any]] = {}
     for c in sorted(set(clusters) | set(seen)):
         mine = seen.get(c, {})
         has_metadata = any(
@@ -179,9 +184,16 @@ def _judge_and_publish(
             mine.get("fetch_request") and mine["fetch_request"]["named_epochs"]
         )
         has_zk_controller = "leader_and_isr" in mine or "zk_partition_state" in mine
-        chosen[c] = resolve_profile(
-            options.profile, has_metadata, has_elr, has_zk_controller, has_leader_epochs
+        profile, why, named, default = choose(
+            options.profile,
+            has_metadata,
+            has_elr,
+            has_zk_controller,
+            has_leader_epochs,
+            markers.get(c, EraEvidence()),
         )
+        chosen[c] = (profile, why)
+        evidence[c] = {"evidence": named, "default": default}
     distinct = {p for p, _ in chosen.values()}
     if len(distinct) == 1:
         profile, why = next(iter(chosen.values()))
@@ -308,7 +320,9 @@ def _judge_and_publish(
         "cluster": cluster,
         "spark_master": spark.sparkContext.master,
         "profile": {"requested": options.profile.value, "chosen": profile.value, "why": why},
-        "profiles": {c: {"chosen": p.value, "why": w} for c, (p, w) in chosen.items()},
+        "profiles": {
+            c: {"chosen": p.value, "why": w, **evidence[c]} for c, (p, w) in chosen.items()
+        },
         "max_clock_skew_s": options.max_clock_skew_s,
         "redacted": options.redact,
         "timings_s": timings.seconds,

@@ -41,6 +41,7 @@ from pipeline.ingest import (
     metadata_dump,
     request_log,
     segment_dump,
+    views,
     znode_dump,
 )
 from pipeline.ingest.lines import UNRECOGNISED, local_file, split_lines
@@ -179,12 +180,15 @@ def classify(path: str, lines: Sequence[str]) -> str:
     log's (a request log may quote anything in a client id, a dump anything
     in a payload, a broker log a stray request line); a data-segment dump
     by its ``Dumping`` headers alone (payloads never vote); a znode dump
-    when its state lines outnumber dump and broker-log marks; then a
-    metadata dump; then a broker log.
+    when its state lines outnumber dump and broker-log marks; a
+    point-in-time view (``views.py``) when its tools' lines outnumber dump
+    and broker-log marks; then a metadata dump; then a broker log; last, a
+    file at least half of whose lines are GetOffsetShell's plain
+    ``topic:partition:offset`` (too plain to outvote anything).
     """
     if checkpoint.is_checkpoint_file(path, lines[0] if lines else None):
         return checkpoint.KIND
-    rl = md = bl = sd = mh = zn = 0
+    rl = md = bl = sd = mh = zn = vw = go = filled = 0
     for line in lines:
         if request_log.marks_line(line):
             rl += 1
@@ -194,16 +198,23 @@ def classify(path: str, lines: Sequence[str]) -> str:
         sd += segment_dump.marks_line(line)
         mh += segment_dump.metadata_header_line(line)
         zn += znode_dump.marks_line(line)
+        vw += views.marks_line(line)
+        go += views.offsets_line(line)
+        filled += bool(line.strip())
     if rl > md and rl >= bl and rl > 0:
         return request_log.KIND
     if sd > 0 and mh == 0:
         return segment_dump.KIND
     if zn > 0 and zn > md and zn > bl:
         return znode_dump.KIND
+    if vw > 0 and vw > md and vw > bl:
+        return views.KIND
     if md > 0 and md >= bl:
         return metadata_dump.KIND
     if bl > 0:
         return broker_log.KIND
+    if go > 0 and go * 2 >= filled:
+        return views.KIND
     return UNRECOGNISED
 
 
