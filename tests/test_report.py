@@ -83,11 +83,14 @@ def verdict(**over: Any) -> dict[str, Any]:
 
 LINEAGE = [
     {"topic": "orders", "partition": 0, "leader_epoch": 0, "leader": 1,
-     "election_kind": "initial", "start_time": at(0), "end_time": at(120), "start_offset": 0, "metadata_offset": 5},
+     "election_kind": "initial", "start_time": at(0), "end_time": at(120), "start_offset": 0,
+     "metadata_offset": 5},
     {"topic": "orders", "partition": 0, "leader_epoch": 1, "leader": -1,
-     "election_kind": "offline", "start_time": at(120), "end_time": at(300), "start_offset": None, "metadata_offset": 9},
+     "election_kind": "offline", "start_time": at(120), "end_time": at(300), "start_offset": None,
+     "metadata_offset": 9},
     {"topic": "orders", "partition": 0, "leader_epoch": 2, "leader": 2,
-     "election_kind": "unclean", "start_time": at(300), "end_time": None, "start_offset": 120, "metadata_offset": 12},
+     "election_kind": "unclean", "start_time": at(300), "end_time": None, "start_offset": 120,
+     "metadata_offset": 12},
 ]  # fmt: skip
 
 
