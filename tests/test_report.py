@@ -175,7 +175,7 @@ def test_the_page_opens_on_the_story_with_evidence_folded(tmp_path: Path) -> Non
     page = render_html(str(tmp_path))
 
     verdict_at = page.index('class="verdict invalid"')
-    lost_at = page.index("Committed records lost: 30")
+    lost_at = page.index('<p class="lost">30 committed records lost, in orders-0</p>')
     chart_at = page.index("<svg")
     finding_at = page.index('id="a1"')
     assert verdict_at < lost_at < chart_at < finding_at
