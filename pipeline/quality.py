@@ -4,7 +4,7 @@ DESIGN.md "Validation". Every suite is generated from ``schemas/``: a column
 declared non-nullable must hold no null, an offset column (Kafka's words:
 ``*offset*``, ``hwm``, ``leo``, ``truncate_to``) no negative value, an enum
 column only its declared domain. Two rules need more than one column or row
-and are checked on a derived column, in Spark, before GE sees the frame:
+and are checked on a derived column, computed before GE sees the frame:
 
 * ``topic_key``: a per-partition table (``partition`` declared non-null) must
   name the partition's topic by name or by id.
@@ -14,14 +14,19 @@ and are checked on a derived column, in Spark, before GE sees the frame:
   change bumps it). Never clock order: clocks of different brokers drift, and
   the replay, not the validation, owns the skew allowance.
 
-GE 1.24's Spark execution engine runs on PySpark 4.3 (measured: see
-docs/validation.md), so the tables that grow with the input (silver,
-replica_offsets, isr_timeline, quarantine) are validated where they are, on
-Spark; only GE's per-expectation results (counts and at most ``EXAMPLES``
-unexpected values) come back to the driver. Tables bounded by the number of
-partitions (``DRIVER_TABLES``) go to GE's pandas engine instead: same
-expectations, a tenth of the cost. The manifest's accounting identity is plain
-Python over the ``files`` list the run already holds.
+Every suite runs on GE's pandas engine, after at most one query for its
+rows: the gold tables as the run published them (read back with pyarrow, no
+Spark), silver's first ``SILVER_SAMPLE_ROWS`` rows (one Spark ``limit``
+query per table). GE's Spark engine costs a few Spark jobs and some 20
+planned ``limit(0)`` queries per suite whatever the size of the table
+(docs/validation.md): on the demo that was a quarter of the run. A silver
+table read only in part says so (``SuiteResult.sampled``). The manifest's
+accounting identity is plain Python over the ``files`` list the run already
+holds, so every line is accounted for whatever the bound.
+
+Besides the summary the manifest keeps, GE's own validation results are
+written as GE writes them (``OUT/validation/<suite>.json``) and, on request,
+GE's static Data Docs site (``OUT/data_docs/``).
 """
 
 from __future__ import annotations
@@ -108,21 +113,6 @@ IDENTITIES: dict[str, tuple[str, ...]] = {
     "partition_verdicts": ("cluster", "topic_key", "partition"),
     "partition_health_daily": ("cluster", "topic_key", "partition", "date"),
 }
-
-#: Tables whose size follows the number of partitions (and days), not the
-#: number of input lines: they are validated on the driver, by GE's pandas
-#: engine, after one Spark job that collects just the columns the suite reads.
-#: Measured on the demo's tables, warm: 1.9 s against 15.8 s for the same four
-#: suites on GE's Spark engine, whose fixed cost is a handful of Spark jobs
-#: and some 20 planned-and-executed ``limit(0)`` queries per suite. Tables
-#: that grow with the input (silver, replica_offsets, isr_timeline,
-#: quarantine) stay on Spark.
-DRIVER_TABLES: tuple[str, ...] = (
-    "anomalies",
-    "epoch_lineage",
-    "partition_verdicts",
-    "partition_health_daily",
-)
 
 #: silver rows GE reads per table: the first this many (silver grows with the
 #: input; its rules are per row, and the replay accounts for every row
