@@ -46,11 +46,17 @@ _SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
 # --- reading the lake -------------------------------------------------------------
 
 
-def read_gold(out: str, table: str, cluster: str | None = None) -> list[dict[str, Any]]:
+def read_gold(
+    out: str,
+    table: str,
+    cluster: str | None = None,
+    partitions: set[tuple[str, str, int]] | None = None,
+) -> list[dict[str, Any]]:
     """A gold table's rows, read with the partitioning it was written with:
     ``cluster=`` and ``date=`` folders, both strings (pyarrow would otherwise
     infer ``cluster=42`` as the integer 42 and ``date=`` as a date).
-    ``cluster`` keeps that cluster's folder only."""
+    ``cluster`` keeps that cluster's folder only; ``partitions`` (cluster,
+    topic, partition) keeps those partitions' rows only."""
     import pyarrow as pa
     import pyarrow.dataset as ds
 
@@ -65,7 +71,19 @@ def read_gold(out: str, table: str, cluster: str | None = None) -> list[dict[str
     )
     dataset = ds.dataset(str(root), format="parquet", partitioning=partitioning)
     where = None if cluster is None else ds.field("cluster") == cluster
-    return dataset.to_table(filter=where).to_pylist()  # type: ignore[no-any-return]
+    if partitions is not None:
+        # a superset, pushed down to the files; exact below
+        topics = {t for _, t, _ in partitions}
+        narrow = ds.field("cluster").isin(sorted({c for c, _, _ in partitions})) & ds.field(
+            "partition"
+        ).isin(sorted({p for _, _, p in partitions}))
+        if None not in topics:  # a partition known by its topic id only
+            narrow = narrow & ds.field("topic").isin(sorted(topics))
+        where = narrow if where is None else where & narrow
+    rows: list[dict[str, Any]] = dataset.to_table(filter=where).to_pylist()
+    if partitions is not None:
+        rows = [r for r in rows if (r["cluster"], r["topic"], r["partition"]) in partitions]
+    return rows
 
 
 def load_manifest(out: str) -> dict[str, Any]:
@@ -288,7 +306,20 @@ def page_context(
     ``link_base`` is the path from the page to ``out`` (for the GE links)."""
     manifest = load_manifest(out)
     roots = input_roots(manifest)
-    rows = {t: read_gold(out, t) for t in REPORT_TABLES}
+    wanted = set(partitions or [])
+    rows = {t: read_gold(out, t) for t in ("anomalies", "partition_verdicts", "epoch_lineage")}
+    # the per-event tables, only for the partitions the page charts
+    charted = {
+        (r["cluster"], r["topic"], r["partition"])
+        for r in rows["anomalies"]
+        if r.get("partition") is not None
+    } | {
+        (r["cluster"], r["topic"], r["partition"])
+        for r in rows["partition_verdicts"]
+        if (r.get("topic"), r["partition"]) in wanted
+    }
+    for table in ("isr_timeline", "replica_offsets"):
+        rows[table] = read_gold(out, table, partitions=charted) if charted else []
     by_partition: dict[tuple[str, str, int], dict[str, list[dict[str, Any]]]] = defaultdict(
         lambda: {t: [] for t in REPORT_TABLES}
     )
@@ -302,7 +333,6 @@ def page_context(
     counts = Counter(v["verdict"] for v in verdicts)
     lost = sum(f["records_lost"] or 0 for f in findings if f["kind"] == "committed_data_loss")
     kinds = Counter(f["kind"] for f in findings)
-    wanted = set(partitions or [])
 
     clusters: dict[str, dict[str, Any]] = {}
     for name in sorted({k[0] for k in by_partition} | {v["cluster"] for v in verdicts}):

@@ -399,3 +399,30 @@ def test_progress_is_silent_off_a_terminal_and_names_stages_on_one() -> None:
         pass
     shown.close()
     assert "reconstruct replay" in tty.getvalue()
+
+
+def test_report_links_ge_results_and_charts_partitions_asked_for(tmp_path: Path) -> None:
+    write(tmp_path, "partition_verdicts", [verdict(verdict="valid", findings=0)])
+    write(tmp_path, "replica_offsets", [offsets_row(2, 10, 100)])
+    (tmp_path / "validation").mkdir()
+    (tmp_path / "validation" / "gold.anomalies.json").write_text("{}")
+    (tmp_path / "data_docs").mkdir()
+    (tmp_path / "data_docs" / "index.html").write_text("<html></html>")
+    (tmp_path / "run_manifest.json").write_text(
+        json.dumps({"validation": {"success": True, "seconds": 1.0, "suites": []}})
+    )
+    target = tmp_path / "pages" / "r.html"
+    target.parent.mkdir()
+    result = CliRunner().invoke(
+        cli.app, ["report", str(tmp_path), "--html", str(target), "--partition", "orders-0"]
+    )
+    assert result.exit_code == 0, result.output
+    page = target.read_text()
+    # links relative to where the page is
+    assert 'href="../validation/gold.anomalies.json"' in page
+    assert 'href="../data_docs/index.html"' in page
+    # no finding, but asked for: charted
+    (chart,) = [a for t, a in dom(page).tags if t == "svg"]
+    assert (chart["data-topic"], chart["data-partition"]) == ("orders", "0")
+    unasked = render_html(str(tmp_path))
+    assert "<svg" not in unasked
