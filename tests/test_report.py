@@ -426,3 +426,23 @@ def test_report_links_ge_results_and_charts_partitions_asked_for(tmp_path: Path)
     assert (chart["data-topic"], chart["data-partition"]) == ("orders", "0")
     unasked = render_html(str(tmp_path))
     assert "<svg" not in unasked
+
+
+def test_the_run_enters_the_progress_hook_around_each_stage() -> None:
+    from contextlib import contextmanager
+
+    from pipeline.run import Timings
+
+    seen: list[str] = []
+
+    @contextmanager
+    def hook(name: str):  # type: ignore[no-untyped-def]
+        seen.append(f"enter {name}")
+        yield
+        seen.append(f"leave {name}")
+
+    timings = Timings(hook)
+    with timings.stage("ingest"):
+        seen.append("work")
+    assert seen == ["enter ingest", "work", "leave ingest"]
+    assert set(timings.seconds) == {"ingest"}
