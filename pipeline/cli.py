@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -287,31 +288,25 @@ def anomalies(
     if not rows:
         out_console.print("no findings")
         return
-    table = Table()
+    # no vertical rules: the id and the kind stay whole at 100 columns
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     # the id is what `explain` takes: never cut either
     table.add_column("anomaly_id", no_wrap=True, min_width=max(len(r["anomaly_id"]) for r in rows))
     _kind_column(table)
-    for col in (
-        "severity",
-        "confidence",
-        "partition",
-        "epoch",
-        "replica",
-        "offsets",
-        "lost",
-    ):
-        table.add_column(col, overflow="fold")
+    # severity over confidence in one cell: whole words, one column fewer
+    for col in ("severity", "partition", "epoch", "replica", "lost"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("offsets", overflow="fold")
     for r in rows:
         table.add_row(
             r["anomaly_id"],
             r["kind"],
-            r["severity"],
-            r["confidence"],
+            f"{r['severity']}\n{r['confidence']}",
             escape(f"{r['topic']}-{r['partition']}"),
             _s(r["leader_epoch"]),
             _s(r["replica"]),
-            _offsets(r),
             _s(r["records_lost"]),
+            _offsets(r),
         )
     out_console.print(table)
 
