@@ -419,8 +419,8 @@ def page_context(
     ordered = sorted(
         clusters.values(),
         key=lambda c: (
-            -c["verdicts"]["invalid"],
             -c["lost"],
+            -c["verdicts"]["invalid"],
             -c["verdicts"]["unknown"],
             -c["findings"],
             c["name"],
