@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -454,6 +456,82 @@ def replay_group(
     )
 
 
+# --- Arrow <-> rows ---------------------------------------------------------------
+
+_EPOCH_NAIVE = datetime(1970, 1, 1)
+_EPOCH_UTC = datetime(1970, 1, 1, tzinfo=ZoneInfo("UTC"))
+
+
+class Row(dict):  # type: ignore[type-arg]
+    """One silver row of a group, built column-wise from its Arrow table. A
+    column null in the whole group is left out and reads as None, as it
+    would in a full row; a name that is no replayed column still fails."""
+
+    __slots__ = ()
+
+    def __missing__(self, name: str) -> None:
+        if name in _REPLAYED:
+            return None
+        raise KeyError(name)
+
+
+def _python_values(column: Any) -> list[Any]:
+    """A column's values in Python. Timestamps (microseconds, UTC, as Spark
+    sends them) are built from their integers: Arrow's own conversion costs
+    several times more per value; the datetimes are the same, zone included."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    kind = column.type
+    if pa.types.is_timestamp(kind) and kind.unit == "us" and kind.tz in (None, "UTC"):
+        epoch = _EPOCH_UTC if kind.tz == "UTC" else _EPOCH_NAIVE
+        return [
+            None if v is None else epoch + timedelta(microseconds=v)
+            for v in column.cast(pa.int64()).to_pylist()
+        ]
+    return list(column.to_pylist())
+
+
+def table_rows(table: Any) -> list[dict[str, Any]]:
+    """A group's rows, column-wise: each column converted to Python once (a
+    column null in every row not at all), the rows zipped from the columns
+    in C. ``Table.to_pylist`` builds each row's dict in Python, every column
+    included: most of the cost of crossing into Python."""
+    names: list[str] = []
+    columns: list[list[Any]] = []
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if column.null_count == len(column):
+            continue
+        names.append(name)
+        columns.append(_python_values(column))
+    if not columns:
+        return [Row() for _ in range(table.num_rows)]
+    return [Row(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+
+
+def table_events(table: Any) -> tuple[list[Event], list[str]]:
+    """A group's Arrow table straight to events (``table_rows``, ``to_events``)."""
+    return to_events(table_rows(table))
+
+
+def replay_table(
+    table: Any,
+    settings: BridgeSettings,
+    schema: Any,
+    saved: Any | None = None,
+    keep_state: bool = False,
+) -> Any:
+    """The body of the Arrow function: one group's table of silver rows (and
+    its saved state's, incremental runs) in, its result rows out as a table
+    of ``schema``."""
+    import pyarrow as pa
+
+    rows = table_rows(table)
+    saved_rows = table_rows(saved) if saved is not None else []
+    state = saved_rows[0] if saved_rows else None
+    out = replay_group(rows, settings, state, keep_state) if rows or state else []
+    return pa.Table.from_pylist(out, schema=schema)
+
+
 KEYS = ("cluster", "topic_key", "partition")
 
 #: The silver columns the converters read: only these cross into Python
@@ -500,6 +578,8 @@ REPLAYED_COLUMNS = (
     "min_isr",
     "under_min_isr",
 )
+#: the columns a group's rows (or its saved state's) may name
+_REPLAYED = frozenset(REPLAYED_COLUMNS) | frozenset(f.name for f in PARTITION_STATE.fields)
 
 
 def replay_partitions(
@@ -521,18 +601,12 @@ def replay_partitions(
     if states is None:
 
         def run(table: pa.Table) -> pa.Table:
-            rows = table.to_pylist()
-            out = replay_group(rows, settings) if rows else []
-            return pa.Table.from_pylist(out, schema=arrow_schema)
+            return replay_table(table, settings, arrow_schema)
 
         return streams.groupBy(*KEYS).applyInArrow(run, BRIDGE_SCHEMA)
 
     def run_from(table: pa.Table, saved: pa.Table) -> pa.Table:
-        rows = table.to_pylist()
-        saved_rows = saved.to_pylist()
-        state = saved_rows[0] if saved_rows else None
-        out = replay_group(rows, settings, state, keep_state=True) if rows or state else []
-        return pa.Table.from_pylist(out, schema=arrow_schema)
+        return replay_table(table, settings, arrow_schema, saved, keep_state=True)
 
     return (
         streams.groupBy(*KEYS).cogroup(states.groupBy(*KEYS)).applyInArrow(run_from, BRIDGE_SCHEMA)
