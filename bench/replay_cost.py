@@ -107,8 +107,12 @@ class Partition:
         self.metadata_offset += 7
 
 
-def busy_partition(events: int, elections: int = 4, step_ms: int = 3) -> list[dict[str, Any]]:
-    """A healthy partition of about ``events`` rows (see the module doc)."""
+def busy_partition(
+    events: int, elections: int = 4, step_ms: int = 3, isr_changes: int = 0
+) -> list[dict[str, Any]]:
+    """A healthy partition of about ``events`` rows (see the module doc);
+    ``isr_changes`` times per epoch a follower leaves the ISR and rejoins it
+    (the controller's records and the leader's ``ISR updated`` lines)."""
     p = Partition()
     p.metadata(
         "partition_record",
@@ -129,7 +133,11 @@ def busy_partition(events: int, elections: int = 4, step_ms: int = 3) -> list[di
     while len(p.rows) < events:
         started = len(p.rows)
         log = f"broker-{leader}/kafka-request.log"
+        flaps = {per_epoch * (k + 1) // (isr_changes + 1) for k in range(isr_changes)}
         while len(p.rows) - started < per_epoch and len(p.rows) < events:
+            if flaps and len(p.rows) - started >= min(flaps):
+                flaps.discard(min(flaps))
+                isr_flap(p, leader, followers)
             p.ms += step_ms
             # a produce: the leader appends a batch of 1 to 20 records
             base = leo
@@ -199,6 +207,18 @@ def busy_partition(events: int, elections: int = 4, step_ms: int = 3) -> list[di
         leader = new
         followers = {b: (leo, epoch - 1) for b in BROKERS if b != leader}
     return p.rows
+
+
+def isr_flap(p: Partition, leader: int, followers: dict[int, tuple[int, int]]) -> None:
+    """A follower leaves the ISR and, caught up, rejoins it 400 ms later."""
+    out = max(followers)
+    full = sorted([leader, *followers])
+    for isr in ([b for b in full if b != out], full):
+        p.ms += 200
+        p.metadata("partition_change", isr=isr, leader_recovery_state=-1)
+        p.ms += 2
+        p.row(f"broker-{leader}/server.log", leader, "isr_updated", replica=leader, isr=isr)
+        p.ms += 200
 
 
 def settings() -> bridge.BridgeSettings:
@@ -277,15 +297,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=20000)
     parser.add_argument("--elections", type=int, default=4)
+    parser.add_argument("--isr-changes", type=int, default=0, help="ISR flaps per epoch")
     parser.add_argument("--repeat", type=int, default=3, help="end-to-end runs, best kept")
     parser.add_argument("--profile", type=int, default=0, help="cProfile's top N functions")
     parser.add_argument("--check", action="store_true", help="assert a valid verdict")
     args = parser.parse_args(argv)
 
-    table = pa.Table.from_pylist(busy_partition(args.events, args.elections), input_schema())
+    table = pa.Table.from_pylist(
+        busy_partition(args.events, args.elections, isr_changes=args.isr_changes), input_schema()
+    )
     s = settings()
     n = table.num_rows
-    print(f"one partition, {n} events ({args.elections} elections), skew allowance 2 s")
+    print(
+        f"one partition, {n} events ({args.elections} elections, {args.isr_changes} ISR "
+        "flaps per epoch), skew allowance 2 s"
+    )
 
     best = float("inf")
     out = None

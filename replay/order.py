@@ -436,7 +436,10 @@ def order_dependences(
     One pass: an alternative starts from the given history at its place,
     folds the moved event first, then the events it passed, and from there
     follows the given order. As soon as it is ``alike`` the given history it
-    is dropped: nothing it could change is left. One still different
+    is dropped: nothing it could change is left. So is one alike the
+    alternative that moves the same event one place less far, once both
+    have folded the same events: it would be judged as that one, and the
+    nearer place is the one a dependence names. One still different
     ``HORIZON`` events after it rejoined the given order has played out: both
     are judged there and it is dropped (most differences of order are facts
     recorded once, such as which ISR a fetch answer saw, and never fade).
@@ -459,8 +462,19 @@ def order_dependences(
     for k, event in enumerate(events):
         if budget >= 0:
             for i, j in starts.get(k, ()):
-                alive.append((i, j, fold(state, events[j])))
+                moved_first = fold(state, events[j])
                 budget -= 1
+                # The same move one place farther, started at the step before,
+                # has now folded the same events; alike this one, it stays
+                # alike, so its judgements are this one's, whose place is
+                # nearer: it is dropped (a move past events it commutes with
+                # costs two folds per place, not one per event passed).
+                for n, (i_far, j_far, far) in enumerate(alive):
+                    if j_far == j and i_far == i - 1:
+                        if alike(far, moved_first):
+                            del alive[n]
+                        break
+                alive.append((i, j, moved_first))
         state = fold(state, event)
         if not alive:
             continue
