@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import islice, repeat
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -462,19 +463,6 @@ _EPOCH_NAIVE = datetime(1970, 1, 1)
 _EPOCH_UTC = datetime(1970, 1, 1, tzinfo=ZoneInfo("UTC"))
 
 
-class Row(dict):  # type: ignore[type-arg]
-    """One silver row of a group, built column-wise from its Arrow table. A
-    column null in the whole group is left out and reads as None, as it
-    would in a full row; a name that is no replayed column still fails."""
-
-    __slots__ = ()
-
-    def __missing__(self, name: str) -> None:
-        if name in _REPLAYED:
-            return None
-        raise KeyError(name)
-
-
 def _python_values(column: Any) -> list[Any]:
     """A column's values in Python. Timestamps (microseconds, UTC, as Spark
     sends them) are built from their integers: Arrow's own conversion costs
@@ -492,20 +480,18 @@ def _python_values(column: Any) -> list[Any]:
 
 
 def table_rows(table: Any) -> list[dict[str, Any]]:
-    """A group's rows, column-wise: each column converted to Python once (a
-    column null in every row not at all), the rows zipped from the columns
-    in C. ``Table.to_pylist`` builds each row's dict in Python, every column
-    included: most of the cost of crossing into Python."""
-    names: list[str] = []
-    columns: list[list[Any]] = []
-    for name, column in zip(table.column_names, table.columns, strict=True):
-        if column.null_count == len(column):
-            continue
-        names.append(name)
-        columns.append(_python_values(column))
-    if not columns:
-        return [Row() for _ in range(table.num_rows)]
-    return [Row(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+    """A group's rows, the same dicts ``Table.to_pylist`` gives, built
+    column-wise: each column converted to Python once (one null in every
+    row not at all), the rows zipped from the columns in C, where
+    ``to_pylist`` builds each row in Python, value by value."""
+    names = table.column_names
+    columns = [
+        repeat(None) if column.null_count == len(column) else _python_values(column)
+        for column in table.columns
+    ]
+    # a null column repeats None without end: the row count bounds the zip
+    rows = islice(zip(*columns, strict=False), table.num_rows)
+    return [dict(zip(names, values, strict=True)) for values in rows]
 
 
 def table_events(table: Any) -> tuple[list[Event], list[str]]:
@@ -578,8 +564,6 @@ REPLAYED_COLUMNS = (
     "min_isr",
     "under_min_isr",
 )
-#: the columns a group's rows (or its saved state's) may name
-_REPLAYED = frozenset(REPLAYED_COLUMNS) | frozenset(f.name for f in PARTITION_STATE.fields)
 
 
 def replay_partitions(
