@@ -80,6 +80,14 @@ def get_spark(master: str | None = None, app_name: str = "epochtrail") -> SparkS
         # several py4j round trips (Spark 4): most of the cost of building the
         # readers' plans, for error messages no user of the CLI sees.
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
+        # Small files reach Spark as driver rows (a LocalRelation). This rule
+        # would evaluate every projection over them on the driver, row by
+        # row and interpreted, at every planning of every later query; over
+        # a fleet's thousands of small files that exhausted the heap.
+        .config(
+            "spark.sql.optimizer.excludedRules",
+            "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation",
+        )
     )
     event_log = os.environ.get("EPOCHTRAIL_EVENT_LOG")
     if event_log:

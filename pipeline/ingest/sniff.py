@@ -51,7 +51,7 @@ HEAD_BYTES = 64 << 10
 #: A file at most this large (decompressed) is read whole on the driver.
 SMALL_FILE_BYTES = 1 << 20
 #: The most the driver reads whole in one run; later small files go to Spark.
-DRIVER_BUDGET_BYTES = 64 << 20
+DRIVER_BUDGET_BYTES = 16 << 20
 #: Checkpoint files are judged whole (Kafka reads them whole): read on the
 #: driver up to this size (a broker with a million partitions writes ~40 MB).
 CHECKPOINT_BYTES = 256 << 20
