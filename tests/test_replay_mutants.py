@@ -14,6 +14,9 @@ from replay.types import (
     AlterPartition,
     BecomeFollower,
     BecomeLeader,
+    BrokerRegistration,
+    EpochAnswer,
+    EpochCheckpoint,
     FindingKind,
     MinIsrConfig,
 )
@@ -205,3 +208,97 @@ def test_a_high_watermark_a_follower_prints_is_the_committed_mark() -> None:
     ]
     [loss] = [f for f in result.findings if f.kind == FindingKind.COMMITTED_DATA_LOSS]
     assert "broker-3/state-change.log" in [e.source_file for e in loss.evidence]
+
+
+# -- events no other fast replay test feeds: a registration that starts fenced,
+# an OffsetsForLeaderEpoch answer, a leader-epoch-checkpoint entry
+
+
+def registered(s: Story, broker: int, epoch: int, fenced: bool) -> None:
+    s._add(BrokerRegistration(s._origin(METADATA_FILE, None, True), broker, epoch, fenced))
+
+
+def test_a_leader_registering_again_fenced_and_acting_on_is_a_fencing_violation() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 0, acks=1)
+    s.tick(1)
+    registered(s, 1, 7, fenced=True)  # a new uptime session, fenced: its leadership is over
+    s.tick(4)
+    s.produce(1, 1, acks=1)
+
+    result = replay_partition(s.events, CTX)
+
+    assert [
+        (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end)
+        for f in result.findings
+    ] == [(FindingKind.FENCING_VIOLATION, 4, 0, 1, 1, 2)]
+
+
+def test_a_leader_registering_again_unfenced_acts_without_finding() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 0, acks=1)
+    s.tick(1)
+    registered(s, 1, 7, fenced=False)
+    s.tick(4)
+    s.produce(1, 1, acks=1)
+
+    result = replay_partition(s.events, CTX)
+
+    assert result.findings == ()
+
+
+def unclean_story() -> Story:
+    """Leader 1 exposes HWM 10, then alone in the ISR acknowledges acks=all up
+    to offset 19 (committed mark 20 in evidence); it is fenced and replica 2,
+    at 10, is elected uncleanly (epoch 1)."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    for offset in range(10):
+        s.produce(1, offset, acks=1)
+    s.fetch(1, 2, 10, epoch=0, last_fetched=0, hwm=10)
+    s.fetch(1, 3, 10, epoch=0, last_fetched=0, hwm=10)
+    s.tick(1)
+    s.change(isr=(1,))
+    for offset in range(10, 20):
+        s.produce(1, offset, acks=-1)
+    s.tick(1)
+    s.fence(1)
+    s.change(leader=2, isr=(2,), recovery=RECOVERING)
+    return s
+
+
+def rows(s: Story) -> list[tuple[object, ...]]:
+    result = replay_partition(s.events, CTX)
+    return sorted(
+        (f.kind.value, f.leader_epoch, f.replica, f.offset_start, f.offset_end, f.records_lost,
+         f.qualifier.value if f.qualifier is not None else None)
+        for f in result.findings
+    )  # fmt: skip
+
+
+def test_the_new_leaders_checkpoint_entry_fixes_the_start_of_its_epoch() -> None:
+    s = unclean_story()
+    s.tick(3)  # beyond the skew allowance (within it, see docs/testing.md)
+    s._add(EpochCheckpoint(s._origin("broker-2/leader-epoch-checkpoint", 2, False), 2, 1, 10))
+    assert rows(s) == [
+        ("committed_data_loss", 1, None, 10, 20, 10, None),
+        ("unclean_election", 1, 2, 10, 20, 10, None),
+    ]
+
+
+def test_an_offsets_for_leader_epoch_answer_tells_the_old_leader_where_to_truncate() -> None:
+    s = unclean_story()
+    s.tick(0.1)
+    s._add(BecomeLeader(s._origin("broker-2/state-change.log", 2, False), 2, 1, 10))
+    s.tick(1)
+    answer = s._origin("broker-2/kafka-request.log", 2, False)
+    s._add(EpochAnswer(answer, 1, 0, 10, 0, requested_epoch=0))  # epoch 0 ends at 10 on 2
+    s.fetch(2, 1, 10, epoch=1, last_fetched=0, hwm=10)
+    assert rows(s) == [
+        ("committed_data_loss", 1, None, 10, 20, 10, None),
+        ("hwm_regression", 1, 2, 10, 20, None, None),
+        ("truncation_below_hwm", 1, 1, 10, 20, 10, "global"),
+        ("unclean_election", 1, 2, 10, 20, 10, None),
+    ]
