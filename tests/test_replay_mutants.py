@@ -302,3 +302,43 @@ def test_an_offsets_for_leader_epoch_answer_tells_the_old_leader_where_to_trunca
         ("truncation_below_hwm", 1, 1, 10, 20, 10, "global"),
         ("unclean_election", 1, 2, 10, 20, 10, None),
     ]
+
+
+# -- more acts than the state keeps one by one (replay/state.py ACTS_KEPT)
+
+
+def test_a_deposed_leaders_acts_past_those_kept_still_count_in_its_range() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 0, acks=1)
+    s.tick(1)
+    s.fence(1)
+    s.tick(4)
+    for offset in range(10, 110):  # 100 acks, more than ACTS_KEPT
+        s.produce(1, offset, acks=1)
+
+    result = replay_partition(s.events, CTX)
+
+    assert [
+        (f.kind, f.leader_epoch, f.replica, f.offset_start, f.offset_end) for f in result.findings
+    ] == [(FindingKind.FENCING_VIOLATION, 0, 1, 10, 110)]
+
+
+def test_acks_under_min_isr_past_those_kept_still_count_in_its_range() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    config(s, 2, topic="orders")
+    s.produce(1, 0, acks=-1)
+    s.fetch(1, 2, 1, epoch=0, last_fetched=0, hwm=1)
+    s.fetch(1, 3, 1, epoch=0, last_fetched=0, hwm=1)
+    s.tick(1)
+    s.change(isr=(1,))
+    s.tick(5)
+    for offset in range(30, 130):
+        s.produce(1, offset, acks=-1)
+
+    result = replay_partition(s.events, CTX)
+
+    assert [
+        (f.kind, f.leader_epoch, f.replica, f.offset_start, f.offset_end) for f in result.findings
+    ] == [(FindingKind.ISR_RULE_VIOLATION, 0, 1, 30, 130)]
