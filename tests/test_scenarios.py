@@ -313,7 +313,17 @@ KNOWN_DISAGREEMENTS: dict[str, list[str]] = {
 #: Excused comparisons allowed over the random clusters of each run, by
 #: reason: what the runs measured when the caps were set (named scenarios
 #: allow none). A new excuse, or more of one, fails the test.
-CAPS_CI: dict[str, int] = {}
+#: Measured on the default sample (25 seeds, 12 varied clusters), 24 of the
+#: comparisons in 37 clusters:
+CAPS_CI: dict[str, int] = {
+    READ_MORE: 6,
+    QUALIFIER_UNKNOWN: 6,
+    NO_ARTEFACT: 4,
+    EXTRA_NOTED: 2,
+    VERDICT_NOTED: 6,
+}
+#: Not yet measured on the slow sample: its first run prints the counts (and
+#: fails on any); set them here from that output.
 CAPS_SLOW: dict[str, int] = {}
 
 
