@@ -161,7 +161,8 @@ def _judge_and_publish(
         files = [r.asDict() for r in ingested.file_stats.orderBy("path").collect()]
     if not files:
         raise BadInput("no input files found under " + ", ".join(options.paths))
-    if all(f["kind"] == "unrecognised" for f in files):
+    # a file that is not text (kind "binary") is of no supported kind either
+    if all(f["kind"] in ("unrecognised", "binary") for f in files):
         raise BadInput(
             "no file of a supported kind (request log, metadata dump or raw metadata segment, "
             "broker log, checkpoint, segment dump or raw data segment, znode dump, "

@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import os
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,6 @@ import pytest
 import simulator
 from pipeline.cli import validation_lines
 from pipeline.run import RunOptions, read_table, run_job
-
-pytestmark = pytest.mark.spark
 
 #: every named scenario of every era, and the rule scenarios (a zombie leader,
 #: the ISR-rule mutations)
@@ -43,8 +42,19 @@ EXACT = (
     "qualifier",
 )
 LOOSE = ("kind", "topic", "partition", "leader_epoch", "replica", "offset_start")
-CI_SEEDS = int(os.environ.get("EPOCHTRAIL_CI_SEEDS", "25"))
-CI_VARIED = int(os.environ.get("EPOCHTRAIL_CI_VARIED", "12"))
+
+
+def sample_size(name: str, default: int) -> tuple[int, str]:
+    """A sample size, from the environment if set there; the text says so
+    whenever it is not the default."""
+    value = int(os.environ.get(name, str(default)))
+    if value == default:
+        return value, f"{value}"
+    return value, f"{value} ({name}={value}; the default is {default})"
+
+
+CI_SEEDS, CI_SEEDS_TEXT = sample_size("EPOCHTRAIL_CI_SEEDS", 25)
+CI_VARIED, CI_VARIED_TEXT = sample_size("EPOCHTRAIL_CI_VARIED", 12)
 
 
 def varied(count: int, draw: int) -> dict[str, tuple[int, dict[str, Any]]]:
@@ -74,14 +84,6 @@ def varied(count: int, draw: int) -> dict[str, tuple[int, dict[str, Any]]]:
     return out
 
 
-#: Disagreements found and not yet resolved, stated exactly so that any change
-#: (fixed, or a new one) fails the test. None now: random-25 (replica 3 lost
-#: [608, 875) in an unclean shutdown; the truth measured it against 845, the
-#: replay against broker 1's printed HW 1037, which the truth now counts too:
-#: [608, 859) on the log end in evidence) was the simulator's.
-KNOWN_DISAGREEMENTS: dict[str, list[str]] = {}
-
-
 #: rule violations are compared on their severity too (docs/findings.md)
 RULE_KINDS = frozenset({"fencing_violation", "isr_rule_violation"})
 VISIBLE = {
@@ -105,23 +107,71 @@ def _as_visible(finding: dict[str, Any]) -> dict[str, Any]:
     return {**finding, **{f: finding.get(v) for f, v in VISIBLE.items()}}
 
 
+#: The comparison's only tolerances, by name. Each excused comparison is
+#: counted under its name (``Comparison.excused``), the fleet check prints the
+#: counts, and the tests cap them: zero for every named scenario.
+READ_MORE = "replay fixed the real values where the truth gives the visible ones"
+QUALIFIER_UNKNOWN = "replay said qualifier unknown where the truth fixes it"
+LOOSE_MATCH = "noted finding matched on kind, partition, epoch, replica and start only"
+LOCAL_UNSEEN = "noted local truncation absent (the leader still holds its records)"
+PARTITION_UNKNOWN = "noted finding absent in a partition the replay calls unknown"
+NO_ARTEFACT = "noted finding absent: its deciding value is in no artefact"
+PROBABLE_EPOCH = "noted finding absent in an epoch where the replay reported a probable one"
+EXTRA_NOTED = "extra finding where the truth has a note without a finding"
+VERDICT_NOTED = "verdict differs in a partition the truth has an undecidable note for"
+EXCUSES = (
+    READ_MORE,
+    QUALIFIER_UNKNOWN,
+    LOOSE_MATCH,
+    LOCAL_UNSEEN,
+    PARTITION_UNKNOWN,
+    NO_ARTEFACT,
+    PROBABLE_EPOCH,
+    EXTRA_NOTED,
+    VERDICT_NOTED,
+)
+
+
+@dataclass
+class Comparison:
+    """One cluster's comparison: the differences (empty = agree) and how many
+    comparisons each named tolerance excused."""
+
+    problems: list[str] = field(default_factory=list)
+    excused: Counter[str] = field(default_factory=Counter)
+    #: each excused comparison: "excused (reason): the key excused"
+    details: list[str] = field(default_factory=list)
+
+    def excuse(self, reason: str, key: tuple[Any, ...]) -> None:
+        self.excused[reason] += 1
+        self.details.append(f"excused ({reason}): {key}")
+
+
 def compare(
-    truth: dict[str, Any], ours: list[dict[str, Any]], unknown: frozenset[str] = frozenset()
-) -> list[str]:
-    """Differences between a cluster's truth and our findings (empty = agree).
+    truth: dict[str, Any],
+    ours: list[dict[str, Any]],
+    unknown: frozenset[str] = frozenset(),
+    verdicts: dict[str, str | None] | None = None,
+) -> Comparison:
+    """The cluster's truth against our findings (and our verdicts, by
+    ``topic-partition``, when given).
 
     Findings without an ``undecidable`` note compare exactly. A noted finding
     whose values rest on a mark the artefacts show differently carries the
-    values the evidence gives (``visible_*``): it compares exactly on those,
-    or on its real values when the replay fixed them from the evidence;
-    ``visible_absent`` means the evidence shows no such finding. The few
-    noted findings with neither are compared on what the evidence fixes
-    (kind, topic, partition, epoch, replica, start offset), and may be absent
-    when the evidence cannot show them: a local truncation (the replica's data
-    is still on the leader), anything in a partition whose verdict is
-    ``unknown`` (``unknown`` holds the ``topic-partition`` names with that
-    verdict), or in an epoch where the replay reported a ``probable`` finding
-    (it said what it could not fix)."""
+    values the evidence gives (``visible_*``): it compares exactly on those
+    (``READ_MORE``: or on its real values, when the replay fixed them from the
+    evidence); ``visible_absent`` means the evidence shows no such finding,
+    and the replay must not report it. Every other allowance is one of
+    ``EXCUSES`` and is counted: the few noted findings with neither are
+    compared on what the evidence fixes (``LOOSE_MATCH``), and may be absent
+    when the evidence cannot show them (``LOCAL_UNSEEN``,
+    ``PARTITION_UNKNOWN``: ``unknown`` holds the ``topic-partition`` names with
+    that verdict, ``NO_ARTEFACT``, ``PROBABLE_EPOCH``); a qualifier ``unknown``
+    (records lost null) may stand for the truth's (``QUALIFIER_UNKNOWN``); an
+    extra finding may stand where the truth notes one it does not assert
+    (``EXTRA_NOTED``); a partition's verdict may differ where the truth has a
+    note for it (``VERDICT_NOTED``)."""
+    out = Comparison()
     notes = truth.get("undecidable", [])
     noted = {n["finding"] for n in notes if n.get("finding") is not None}
     findings = truth["findings"]
@@ -140,31 +190,30 @@ def compare(
     }
     want_exact = {_key(f, EXACT) for i, f in enumerate(findings) if i not in noted}
     want_exact |= {_key(_as_visible(findings[i]), EXACT) for i in visible}
-    # The visible values are the truth's model of what the artefacts show; a
-    # replay that fixes the real values from them reads more, not less.
     real_of_visible = {
         _key(findings[i], EXACT): _key(_as_visible(findings[i]), EXACT) for i in visible
     }
     want_loose = {_key(f, LOOSE) for i, f in enumerate(findings) if i in loose_idx}
-    problems = []
     unmatched_loose = set(want_loose)
-    # Where the evidence cannot tell whether the leader held what a replica
-    # truncated, the replay says so (qualifier unknown, records_lost null).
     undecided = {k[:7]: k for k in want_exact}
     for f in ours:
-        if _key(f, EXACT) in want_exact:
-            want_exact.discard(_key(f, EXACT))
-        elif real_of_visible.get(_key(f, EXACT)) in want_exact:
-            want_exact.discard(real_of_visible[_key(f, EXACT)])
-        elif f.get("qualifier") == "unknown" and _key(f, EXACT)[:7] in undecided:
-            want_exact.discard(undecided.pop(_key(f, EXACT)[:7]))
+        key = _key(f, EXACT)
+        if key in want_exact:
+            want_exact.discard(key)
+        elif real_of_visible.get(key) in want_exact:
+            want_exact.discard(real_of_visible[key])
+            out.excuse(READ_MORE, key)
+        elif f.get("qualifier") == "unknown" and key[:7] in undecided:
+            want_exact.discard(undecided.pop(key[:7]))
+            out.excuse(QUALIFIER_UNKNOWN, key)
         elif _key(f, LOOSE) in unmatched_loose:
             unmatched_loose.discard(_key(f, LOOSE))
-        elif (f["kind"], f["topic"], f["partition"], f["leader_epoch"]) not in tolerated:
-            problems.append(f"extra {_key(f, EXACT)}")
-    problems += [f"missing {k}" for k in sorted(want_exact, key=str)]
-    # e.g. a leader elected while down, never serving its epoch: its log end
-    # is on its disk only, in no artefact any reader has.
+            out.excuse(LOOSE_MATCH, key)
+        elif (f["kind"], f["topic"], f["partition"], f["leader_epoch"]) in tolerated:
+            out.excuse(EXTRA_NOTED, key)
+        else:
+            out.problems.append(f"extra {key}")
+    out.problems += [f"missing {k}" for k in sorted(want_exact, key=str)]
     in_no_artefact = {
         _key(findings[n["finding"]], LOOSE)
         for n in notes
@@ -173,7 +222,6 @@ def compare(
             "in no artefact" in r or "is not in the request log" in r for r in n.get("reasons", [])
         )
     }
-    # ... or where the replay itself said it was unsure (a probable finding)
     unsure_epochs = {
         (f["topic"], f["partition"], f["leader_epoch"])
         for f in ours
@@ -182,18 +230,30 @@ def compare(
     loose_findings = {_key(f, LOOSE): f for i, f in enumerate(findings) if i in loose_idx}
     for k in sorted(unmatched_loose, key=str):
         f = loose_findings[k]
-        invisible = (
-            f.get("qualifier") == "local"
-            or f"{f['topic']}-{f['partition']}" in unknown
-            or k in in_no_artefact
-            or (f["topic"], f["partition"], f["leader_epoch"]) in unsure_epochs
-        )
-        if not invisible:
-            problems.append(f"missing {k}")
-    return problems
+        if f.get("qualifier") == "local":
+            out.excuse(LOCAL_UNSEEN, k)
+        elif f"{f['topic']}-{f['partition']}" in unknown:
+            out.excuse(PARTITION_UNKNOWN, k)
+        elif k in in_no_artefact:
+            out.excuse(NO_ARTEFACT, k)
+        elif (f["topic"], f["partition"], f["leader_epoch"]) in unsure_epochs:
+            out.excuse(PROBABLE_EPOCH, k)
+        else:
+            out.problems.append(f"missing {k}")
+    if verdicts is not None:
+        unsure = {f"{n['topic']}-{n['partition']}" for n in notes}
+        for partition, verdict in sorted(truth["verdicts"].items()):
+            theirs = verdicts.get(partition)
+            if theirs == verdict:
+                continue
+            if partition in unsure:
+                out.excuse(VERDICT_NOTED, (partition, verdict, theirs))
+            else:
+                out.problems.append(f"verdict {partition}: truth {verdict}, replay {theirs}")
+    return out
 
 
-def judge_fleet(root: Path, out: Path) -> dict[str, list[str]]:
+def judge_fleet(root: Path, out: Path) -> dict[str, Comparison]:
     summary = run_job(RunOptions(paths=[str(root)], out=str(out)))
     assert summary.quarantined_lines == 0
     # every table of every era's simulated cluster meets the validation suites
@@ -201,26 +261,94 @@ def judge_fleet(root: Path, out: Path) -> dict[str, list[str]]:
     found: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in read_table(str(out), "anomalies"):
         found[row["cluster"]].append(row)
-    verdicts = {
-        (r["cluster"], f"{r['topic']}-{r['partition']}"): r["verdict"]
-        for r in read_table(str(out), "partition_verdicts")
-    }
+    verdicts: dict[str, dict[str, str | None]] = defaultdict(dict)
+    for r in read_table(str(out), "partition_verdicts"):
+        verdicts[r["cluster"]][f"{r['topic']}-{r['partition']}"] = r["verdict"]
     result = {}
     for folder in sorted(root.iterdir()):
         cluster = folder.name.split("=", 1)[1]
         truth = json.loads((folder / "truth.json").read_text())
-        unknown = frozenset(p for (c, p), v in verdicts.items() if c == cluster and v == "unknown")
-        problems = compare(truth, found.get(cluster, []), unknown)
-        unsure = {f"{n['topic']}-{n['partition']}" for n in truth.get("undecidable", [])}
-        for partition, verdict in truth["verdicts"].items():
-            ours = verdicts.get((cluster, partition))
-            if ours != verdict and partition not in unsure:
-                problems.append(f"verdict {partition}: truth {verdict}, replay {ours}")
-        result[cluster] = problems
+        ours = verdicts.get(cluster, {})
+        unknown = frozenset(p for p, v in ours.items() if v == "unknown")
+        result[cluster] = compare(truth, found.get(cluster, []), unknown, ours)
     return result
 
 
-def test_named_scenarios_and_random_seeds_match_their_truth(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def fleet_report(result: dict[str, Comparison], sample: str) -> str:
+    """What the fleet check prints: the sample, the agreement, and every
+    excused comparison counted by reason (named scenarios and random ones
+    apart)."""
+    named = Counter[str]()
+    rest = Counter[str]()
+    for cluster, comparison in result.items():
+        (named if cluster in NAMED else rest).update(comparison.excused)
+    agree = sum(1 for c in result.values() if not c.problems)
+    lines = [f"fleet: {sample}; {agree} of {len(result)} clusters agree with their truth"]
+    for title, counts in (("named scenarios", named), ("random clusters", rest)):
+        lines.append(f"excused comparisons, {title}: {sum(counts.values())}")
+        lines += [f"  {counts[reason]:5d}  {reason}" for reason in EXCUSES if counts[reason]]
+    return "\n".join(lines)
+
+
+#: Disagreements found and not yet resolved, stated exactly so that any change
+#: (fixed, or a new one) fails the test; in a named scenario an excused
+#: comparison is one.
+#:
+#: seed000-hw-truncation (zk-hw, 0.10.1): broker 2, leader of epoch 0, truncates
+#: its record [10, 11) when broker 1 leads epoch 1 from offset 10. The truth
+#: says global, 1 record lost: the record was written in epoch 0 (broker 2 led
+#: no other epoch and fetched nothing in epoch 1 before truncating), so epoch
+#: 1's start offset 10 rewrote it. The replay says qualifier unknown, records
+#: lost null (0.10.1 writes no epoch into the data), although the same run
+#: states epoch 1's start offset 10 in the loss [10, 11) it reports. The
+#: evidence decides it: the replay's to fix (replay/properties.py).
+KNOWN_DISAGREEMENTS: dict[str, list[str]] = {
+    "seed000-hw-truncation": [
+        f"excused ({QUALIFIER_UNKNOWN}): "
+        "('truncation_below_hwm', 'seed', 0, 1, 2, 10, 11, None, 'unknown', None)"
+    ],
+}
+
+
+#: Excused comparisons allowed over the random clusters of each run, by
+#: reason: what the runs measured when the caps were set (named scenarios
+#: allow none). A new excuse, or more of one, fails the test.
+#: Measured on the default sample (25 seeds, 12 varied clusters), 24 of the
+#: comparisons in 37 clusters:
+CAPS_CI: dict[str, int] = {
+    READ_MORE: 6,
+    QUALIFIER_UNKNOWN: 6,
+    NO_ARTEFACT: 4,
+    EXTRA_NOTED: 2,
+    VERDICT_NOTED: 6,
+}
+#: Not yet measured on the slow sample: its first run prints the counts (and
+#: fails on any); set them here from that output.
+CAPS_SLOW: dict[str, int] = {}
+
+
+def check_fleet(
+    result: dict[str, Comparison], caps: dict[str, int], sample: str, capsys: Any
+) -> None:
+    with capsys.disabled():  # printed past pytest's capture: the counts are the output
+        print("\n" + fleet_report(result, sample))
+    # a named scenario allows no excuse: each excused comparison is a disagreement
+    disagreements = {
+        c: r.problems + (r.details if c in NAMED else [])
+        for c, r in result.items()
+        if r.problems or (c in NAMED and r.details)
+    }
+    assert disagreements == {c: p for c, p in KNOWN_DISAGREEMENTS.items() if c in result}
+    excused = Counter[str]()
+    for cluster, comparison in result.items():
+        if cluster not in NAMED:
+            excused.update(comparison.excused)
+    over = {r: n for r, n in excused.items() if n > caps.get(r, 0)}
+    assert over == {}, f"excused comparisons over their caps {caps}"
+
+
+@pytest.mark.spark
+def test_named_scenarios_and_random_seeds_match_their_truth(spark, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     root = tmp_path / "fleet"
     for name in NAMED:
         simulator.simulate(name, root / f"cluster={name}", seed=0)
@@ -231,18 +359,189 @@ def test_named_scenarios_and_random_seeds_match_their_truth(spark, tmp_path) -> 
 
     result = judge_fleet(root, tmp_path / "out")
 
-    disagreements = {c: p for c, p in result.items() if p}
-    assert disagreements == {c: p for c, p in KNOWN_DISAGREEMENTS.items() if c in result}
+    sample = (
+        f"{len(NAMED)} named scenarios, {CI_SEEDS_TEXT} random seeds, "
+        f"{CI_VARIED_TEXT} varied clusters"
+    )
+    check_fleet(result, CAPS_CI, sample, capsys)
     assert len(result) == len(NAMED) + CI_SEEDS + CI_VARIED
 
 
 @pytest.mark.slow
-def test_two_hundred_seeds_and_a_hundred_varied_clusters_match_their_truth(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.spark
+def test_two_hundred_seeds_and_a_hundred_varied_clusters_match_their_truth(
+    spark, tmp_path, capsys
+) -> None:  # type: ignore[no-untyped-def]
     root = tmp_path / "fleet"
     for seed in range(1, 201):
         simulator.simulate("random", root / f"cluster=random-{seed}", seed=seed)
     for name, (seed, knobs) in varied(100, 1).items():
         simulator.simulate("random", root / f"cluster={name}", seed=seed, **knobs)
     result = judge_fleet(root, tmp_path / "out")
-    disagreements = {c: p for c, p in result.items() if p}
-    assert disagreements == {c: p for c, p in KNOWN_DISAGREEMENTS.items() if c in result}
+    check_fleet(result, CAPS_SLOW, "200 random seeds, 100 varied clusters", capsys)
+    assert len(result) == 300
+
+
+# -- the comparison itself: each excuse is counted, everything else fails ------
+
+
+def _f(
+    kind: str, epoch: int, replica: int | None, start: int, end: int, **more: Any
+) -> dict[str, Any]:
+    lost = more.pop("records_lost", end - start)
+    return {
+        "kind": kind,
+        "topic": "orders",
+        "partition": 2,
+        "leader_epoch": epoch,
+        "replica": replica,
+        "offset_start": start,
+        "offset_end": end,
+        "records_lost": lost,
+        "qualifier": more.pop("qualifier", None),
+        **more,
+    }
+
+
+def _note(finding: int | None, kind: str, epoch: int, reason: str) -> dict[str, Any]:
+    return {
+        "finding": finding,
+        "kind": kind,
+        "topic": "orders",
+        "partition": 2,
+        "leader_epoch": epoch,
+        "reasons": [reason],
+    }
+
+
+LOSS = _f("committed_data_loss", 3, None, 120, 150)
+ELECTION = _f("unclean_election", 3, 2, 120, 150)
+
+
+def test_exact_findings_agree_with_nothing_excused() -> None:
+    truth = {"findings": [LOSS, ELECTION], "verdicts": {"orders-2": "invalid"}}
+    result = compare(truth, [ELECTION, LOSS], verdicts={"orders-2": "invalid"})
+    assert (result.problems, result.excused) == ([], Counter())
+
+
+def test_a_missing_an_extra_and_a_wrong_finding_and_verdict_are_each_a_problem() -> None:
+    truth = {"findings": [LOSS, ELECTION], "verdicts": {"orders-2": "invalid"}}
+    wrong = {**ELECTION, "offset_end": 149, "records_lost": 29}
+    extra = _f("hwm_regression", 3, 2, 120, 150, records_lost=None)
+    result = compare(truth, [wrong, extra], verdicts={"orders-2": "unknown"})
+    assert result.problems == [
+        f"extra {_key(wrong, EXACT)}",
+        f"extra {_key(extra, EXACT)}",
+        f"missing {_key(LOSS, EXACT)}",
+        f"missing {_key(ELECTION, EXACT)}",
+        "verdict orders-2: truth invalid, replay unknown",
+    ]
+    assert result.excused == Counter()
+
+
+def test_a_visible_absent_finding_must_not_be_reported() -> None:
+    hidden = {**LOSS, "visible_absent": True}
+    truth = {
+        "findings": [hidden],
+        "undecidable": [_note(0, "committed_data_loss", 3, "no answer shows the mark")],
+        "verdicts": {"orders-2": "invalid"},
+    }
+    assert compare(truth, []).problems == []
+    assert compare(truth, [LOSS]).problems == [f"extra {_key(LOSS, EXACT)}"]
+
+
+def test_visible_values_compare_exactly_and_the_real_ones_are_an_excuse() -> None:
+    seen = {
+        **LOSS,
+        "visible_offset_start": 120,
+        "visible_offset_end": 140,
+        "visible_records_lost": 20,
+        "visible_qualifier": None,
+    }
+    truth = {
+        "findings": [seen],
+        "undecidable": [_note(0, "committed_data_loss", 3, "an ack's record count")],
+        "verdicts": {"orders-2": "invalid"},
+    }
+    on_visible = {**LOSS, "offset_end": 140, "records_lost": 20}
+    assert compare(truth, [on_visible]).excused == Counter()
+    assert compare(truth, [on_visible]).problems == []
+    real = compare(truth, [LOSS])
+    assert (real.problems, real.excused) == ([], Counter({READ_MORE: 1}))
+    off = {**LOSS, "offset_end": 139, "records_lost": 19}
+    assert compare(truth, [off]).problems == [
+        f"extra {_key(off, EXACT)}",
+        f"missing {_key(on_visible, EXACT)}",
+    ]
+
+
+def test_every_other_tolerance_is_counted_by_its_name() -> None:
+    local = _f("truncation_below_hwm", 3, 1, 130, 150, records_lost=None, qualifier="local")
+    gone = _f("truncation_below_hwm", 4, 3, 100, 110, qualifier="global")
+    probable = _f("truncation_below_hwm", 5, 1, 90, 95, qualifier="global")
+    loose = _f("truncation_below_hwm", 6, 2, 80, 85, qualifier="global")
+    truth = {
+        "findings": [LOSS, local, gone, probable, loose],
+        "undecidable": [
+            _note(1, "truncation_below_hwm", 3, "the moment of the loss"),
+            _note(2, "truncation_below_hwm", 4, "its log end is in no artefact"),
+            _note(3, "truncation_below_hwm", 5, "the moment of the loss"),
+            _note(4, "truncation_below_hwm", 6, "the moment of the loss"),
+            _note(None, "hwm_regression", 7, "first seen in another answer"),
+        ],
+        "verdicts": {"orders-2": "invalid"},
+    }
+    ours = [
+        {**LOSS, "qualifier": "unknown", "records_lost": None},
+        {**loose, "offset_end": 84},
+        {**_f("truncation_below_hwm", 5, 3, 1, 2), "confidence": "probable"},
+        _f("hwm_regression", 7, 2, 10, 20, records_lost=None),
+    ]
+    result = compare(truth, ours, verdicts={"orders-2": "unknown"})
+    assert result.problems == [f"extra {_key(ours[2], EXACT)}"]
+    assert result.excused == Counter(
+        {
+            QUALIFIER_UNKNOWN: 1,
+            LOOSE_MATCH: 1,
+            LOCAL_UNSEEN: 1,
+            NO_ARTEFACT: 1,
+            PROBABLE_EPOCH: 1,
+            EXTRA_NOTED: 1,
+            VERDICT_NOTED: 1,
+        }
+    )
+    # the same noted finding in a partition the replay calls unknown
+    assert compare(truth, [], frozenset({"orders-2"})).excused == Counter(
+        {LOCAL_UNSEEN: 1, PARTITION_UNKNOWN: 3}
+    )
+
+
+def test_the_report_counts_excuses_of_named_and_random_clusters_apart() -> None:
+    named, other = Comparison(), Comparison(["missing x"])
+    named.excused[LOOSE_MATCH] = 2
+    other.excused[EXTRA_NOTED] = 1
+    text = fleet_report({NAMED[0]: named, "random-7": other}, "a sample")
+    assert text.splitlines() == [
+        "fleet: a sample; 1 of 2 clusters agree with their truth",
+        "excused comparisons, named scenarios: 2",
+        f"      2  {LOOSE_MATCH}",
+        "excused comparisons, random clusters: 1",
+        f"      1  {EXTRA_NOTED}",
+    ]
+
+
+def test_a_sample_size_from_the_environment_says_so(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("EPOCHTRAIL_TEST_SAMPLE", "5")
+    assert sample_size("EPOCHTRAIL_TEST_SAMPLE", 25) == (
+        5,
+        "5 (EPOCHTRAIL_TEST_SAMPLE=5; the default is 25)",
+    )
+    monkeypatch.delenv("EPOCHTRAIL_TEST_SAMPLE")
+    assert sample_size("EPOCHTRAIL_TEST_SAMPLE", 25) == (25, "25")
+
+
+def test_each_excuse_is_listed_with_the_comparison_it_excused() -> None:
+    truth = {"findings": [ELECTION], "verdicts": {"orders-2": "invalid"}}
+    ours = {**ELECTION, "qualifier": "unknown", "records_lost": None}
+    result = compare(truth, [ours])
+    assert result.details == [f"excused ({QUALIFIER_UNKNOWN}): {_key(ours, EXACT)}"]

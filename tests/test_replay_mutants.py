@@ -1,0 +1,344 @@
+"""Stories written to kill the mutants of replay/transitions.py and
+replay/properties.py that the other fast replay tests let live (docs/testing.md
+lists them): each asserts the exact finding, or none, that docs/findings.md
+gives for the story.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from replay import ReplayContext, replay_partition
+from replay.types import (
+    RECOVERING,
+    AlterPartition,
+    BecomeFollower,
+    BecomeLeader,
+    BrokerRegistration,
+    EpochAnswer,
+    EpochCheckpoint,
+    FindingKind,
+    MinIsrConfig,
+)
+from tests.replay_fixtures import KEY, METADATA_FILE, Story
+
+CTX = ReplayContext(key=replace(KEY, partition=4), request_log_observers=frozenset({1, 2, 3}))
+
+
+def config(
+    s: Story, value: int | None, *, topic: str | None = None, broker: int | None = None
+) -> None:
+    s._add(MinIsrConfig(s._origin(METADATA_FILE, None, True), topic, broker, value))
+
+
+def acks_all_with_isr_of_one(*configs: dict[str, object]) -> list[tuple[object, ...]]:
+    """Leader 1 acknowledges acks=all at 30 and 31 with the ISR shrunk to
+    itself, well past the skew allowance: the findings, as rows."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    for c in configs:
+        config(s, **c)  # type: ignore[arg-type]
+    s.produce(1, 0, acks=-1)
+    s.fetch(1, 2, 1, epoch=0, last_fetched=0, hwm=1)
+    s.fetch(1, 3, 1, epoch=0, last_fetched=0, hwm=1)
+    s.tick(1)
+    s.change(isr=(1,))
+    s.tick(5)
+    s.produce(1, 30, acks=-1)
+    s.produce(1, 31, acks=-1)
+    result = replay_partition(s.events, CTX)
+    return [
+        (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end)
+        for f in result.findings
+    ]
+
+
+UNDER_MIN = [(FindingKind.ISR_RULE_VIOLATION, 4, 0, 1, 30, 32)]
+
+
+# -- the min ISR in force: the topic's override, else the leader's own
+# setting, else the cluster default (docs/findings.md)
+
+
+def test_the_leaders_own_min_isr_setting_is_in_force() -> None:
+    assert acks_all_with_isr_of_one({"value": 2, "broker": 1}) == UNDER_MIN
+
+
+def test_another_brokers_setting_is_not_the_leaders() -> None:
+    assert acks_all_with_isr_of_one({"value": 2, "broker": 2}) == []
+
+
+def test_the_cluster_default_is_in_force_when_nothing_narrower_is_stated() -> None:
+    assert acks_all_with_isr_of_one({"value": 2}) == UNDER_MIN
+
+
+def test_the_leaders_setting_overrides_the_cluster_default() -> None:
+    assert acks_all_with_isr_of_one({"value": 2}, {"value": 1, "broker": 1}) == []
+    assert acks_all_with_isr_of_one({"value": 1}, {"value": 2, "broker": 1}) == UNDER_MIN
+
+
+def test_the_topic_override_beats_the_leaders_setting() -> None:
+    assert (
+        acks_all_with_isr_of_one({"value": 2, "broker": 1}, {"value": 1, "topic": "orders"}) == []
+    )
+    assert (
+        acks_all_with_isr_of_one({"value": 1, "broker": 1}, {"value": 2, "topic": "orders"})
+        == UNDER_MIN
+    )
+
+
+def test_a_deleted_leader_setting_falls_back_to_the_cluster_default() -> None:
+    assert acks_all_with_isr_of_one({"value": 2}, {"value": 1, "broker": 1},
+                                    {"value": None, "broker": 1}) == UNDER_MIN  # fmt: skip
+
+
+# -- an expansion told only by the controller's confirmed AlterPartition answer
+
+
+def lagging_follower(leader: int, follower: int, other: int) -> Story:
+    """``leader`` alone in the ISR commits [0, 20) with acks=all; ``follower``
+    last fetched at 5, half a second before the expansion."""
+    s = Story()
+    s.create((leader, follower, other), leader=leader)
+    s.tick(1)
+    s.change(isr=(leader,))
+    for offset in range(0, 20, 2):
+        s.produce(leader, offset, acks=-1)
+    s.fetch(leader, follower, 2, epoch=0, last_fetched=0, hwm=20)
+    s.tick(5)
+    s.fetch(leader, follower, 5, epoch=0, last_fetched=0, hwm=20)
+    s.tick(0.5)
+    return s
+
+
+def confirmed(s: Story, *, broker: int | None, isr: tuple[int, ...], leader: int | None) -> None:
+    origin = s._origin("controller/kafka-request.log", 9, False)
+    s._add(AlterPartition(origin, broker, 0, isr, 2, 0, leader))
+
+
+def expansions(s: Story) -> list[tuple[object, ...]]:
+    result = replay_partition(s.events, CTX)
+    return [
+        (f.kind, f.leader_epoch, f.replica, f.offset_start, f.offset_end, f.records_lost)
+        for f in result.findings
+    ]
+
+
+LAGGING_JOIN = [(FindingKind.ISR_RULE_VIOLATION, 0, 2, 5, 20, None)]
+
+
+def test_a_confirmed_alter_partition_alone_is_an_expansion() -> None:
+    s = lagging_follower(1, 2, 3)
+    confirmed(s, broker=1, isr=(1, 2), leader=1)
+    assert expansions(s) == LAGGING_JOIN
+
+
+def test_an_answer_naming_no_leader_is_the_requesting_brokers() -> None:
+    s = lagging_follower(1, 2, 3)
+    confirmed(s, broker=1, isr=(1, 2), leader=None)
+    assert expansions(s) == LAGGING_JOIN
+    s = lagging_follower(1, 2, 3)
+    confirmed(s, broker=1, isr=(1, 2), leader=-1)
+    assert expansions(s) == LAGGING_JOIN
+
+
+def test_broker_0_is_a_leader_like_any_other() -> None:
+    s = lagging_follower(0, 2, 3)
+    confirmed(s, broker=None, isr=(0, 2), leader=0)
+    assert expansions(s) == LAGGING_JOIN
+
+
+def test_an_answer_for_another_leader_or_a_failed_one_is_no_expansion() -> None:
+    s = lagging_follower(1, 2, 3)
+    confirmed(s, broker=3, isr=(3, 2), leader=3)  # 3 does not lead epoch 0
+    assert expansions(s) == []
+    s = lagging_follower(1, 2, 3)
+    origin = s._origin("controller/kafka-request.log", 9, False)
+    s._add(AlterPartition(origin, 1, 0, (1, 2), 2, 58, 1))  # refused (error 58)
+    assert expansions(s) == []
+
+
+def test_only_the_replicas_new_to_the_isr_joined() -> None:
+    s = lagging_follower(1, 2, 3)
+    s.fetch(1, 3, 20, epoch=0, last_fetched=0, hwm=20)
+    s.change(isr=(1, 3))  # 3 joins caught up
+    s.tick(5)
+    s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)
+    s.tick(0.5)
+    confirmed(s, broker=1, isr=(1, 3, 2), leader=1)  # 3 is not new: only 2 joins
+    assert expansions(s) == LAGGING_JOIN
+
+
+# -- a broker's own "starts at leader epoch" line prints its high watermark
+
+
+def test_a_high_watermark_a_follower_prints_is_the_committed_mark() -> None:
+    """Leader 1 and follower 3 commit [10, 20) with acks=1, and no fetch answer
+    shows it; follower 3, restarting mid-epoch, prints "starts at leader epoch
+    0 ... high watermark 20"; replica 2 (at 10, out of the ISR) is elected
+    uncleanly and starts epoch 1 from offset 10: the loss is [10, 20)."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    for offset in range(10):
+        s.produce(1, offset, acks=1)
+    s.fetch(1, 2, 10, epoch=0, last_fetched=0, hwm=10)
+    s.fetch(1, 3, 10, epoch=0, last_fetched=0, hwm=10)
+    s.tick(1)
+    s.change(isr=(1, 3))
+    for offset in range(10, 20):
+        s.produce(1, offset, acks=1)
+    s.fetch(1, 3, 20, epoch=0, last_fetched=0)  # no answer in the log
+    s.tick(1)
+    origin = s._origin("broker-3/state-change.log", 3, False)
+    s._add(BecomeFollower(origin, 3, 0, 20, leader=1, hwm=20))
+    s.tick(1)
+    s.fence(1)
+    s.change(leader=2, isr=(2,), recovery=RECOVERING)
+    s.tick(0.1)
+    s._add(BecomeLeader(s._origin("broker-2/state-change.log", 2, False), 2, 1, 10))
+
+    result = replay_partition(s.events, CTX)
+
+    assert sorted(
+        (f.kind.value, f.leader_epoch, f.replica, f.offset_start, f.offset_end, f.records_lost)
+        for f in result.findings
+    ) == [
+        ("committed_data_loss", 1, None, 10, 20, 10),
+        ("unclean_election", 1, 2, 10, 20, 10),
+    ]
+    [loss] = [f for f in result.findings if f.kind == FindingKind.COMMITTED_DATA_LOSS]
+    assert "broker-3/state-change.log" in [e.source_file for e in loss.evidence]
+
+
+# -- events no other fast replay test feeds: a registration that starts fenced,
+# an OffsetsForLeaderEpoch answer, a leader-epoch-checkpoint entry
+
+
+def registered(s: Story, broker: int, epoch: int, fenced: bool) -> None:
+    s._add(BrokerRegistration(s._origin(METADATA_FILE, None, True), broker, epoch, fenced))
+
+
+def test_a_leader_registering_again_fenced_and_acting_on_is_a_fencing_violation() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 0, acks=1)
+    s.tick(1)
+    registered(s, 1, 7, fenced=True)  # a new uptime session, fenced: its leadership is over
+    s.tick(4)
+    s.produce(1, 1, acks=1)
+
+    result = replay_partition(s.events, CTX)
+
+    assert [
+        (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end)
+        for f in result.findings
+    ] == [(FindingKind.FENCING_VIOLATION, 4, 0, 1, 1, 2)]
+
+
+def test_a_leader_registering_again_unfenced_acts_without_finding() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 0, acks=1)
+    s.tick(1)
+    registered(s, 1, 7, fenced=False)
+    s.tick(4)
+    s.produce(1, 1, acks=1)
+
+    result = replay_partition(s.events, CTX)
+
+    assert result.findings == ()
+
+
+def unclean_story() -> Story:
+    """Leader 1 exposes HWM 10, then alone in the ISR acknowledges acks=all up
+    to offset 19 (committed mark 20 in evidence); it is fenced and replica 2,
+    at 10, is elected uncleanly (epoch 1)."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    for offset in range(10):
+        s.produce(1, offset, acks=1)
+    s.fetch(1, 2, 10, epoch=0, last_fetched=0, hwm=10)
+    s.fetch(1, 3, 10, epoch=0, last_fetched=0, hwm=10)
+    s.tick(1)
+    s.change(isr=(1,))
+    for offset in range(10, 20):
+        s.produce(1, offset, acks=-1)
+    s.tick(1)
+    s.fence(1)
+    s.change(leader=2, isr=(2,), recovery=RECOVERING)
+    return s
+
+
+def rows(s: Story) -> list[tuple[object, ...]]:
+    result = replay_partition(s.events, CTX)
+    return sorted(
+        (f.kind.value, f.leader_epoch, f.replica, f.offset_start, f.offset_end, f.records_lost,
+         f.qualifier.value if f.qualifier is not None else None)
+        for f in result.findings
+    )  # fmt: skip
+
+
+def test_the_new_leaders_checkpoint_entry_fixes_the_start_of_its_epoch() -> None:
+    s = unclean_story()
+    s.tick(3)  # beyond the skew allowance (within it, see docs/testing.md)
+    s._add(EpochCheckpoint(s._origin("broker-2/leader-epoch-checkpoint", 2, False), 2, 1, 10))
+    assert rows(s) == [
+        ("committed_data_loss", 1, None, 10, 20, 10, None),
+        ("unclean_election", 1, 2, 10, 20, 10, None),
+    ]
+
+
+def test_an_offsets_for_leader_epoch_answer_tells_the_old_leader_where_to_truncate() -> None:
+    s = unclean_story()
+    s.tick(0.1)
+    s._add(BecomeLeader(s._origin("broker-2/state-change.log", 2, False), 2, 1, 10))
+    s.tick(1)
+    answer = s._origin("broker-2/kafka-request.log", 2, False)
+    s._add(EpochAnswer(answer, 1, 0, 10, 0, requested_epoch=0))  # epoch 0 ends at 10 on 2
+    s.fetch(2, 1, 10, epoch=1, last_fetched=0, hwm=10)
+    assert rows(s) == [
+        ("committed_data_loss", 1, None, 10, 20, 10, None),
+        ("hwm_regression", 1, 2, 10, 20, None, None),
+        ("truncation_below_hwm", 1, 1, 10, 20, 10, "global"),
+        ("unclean_election", 1, 2, 10, 20, 10, None),
+    ]
+
+
+# -- more acts than the state keeps one by one (replay/state.py ACTS_KEPT)
+
+
+def test_a_deposed_leaders_acts_past_those_kept_still_count_in_its_range() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 0, acks=1)
+    s.tick(1)
+    s.fence(1)
+    s.tick(4)
+    for offset in range(10, 110):  # 100 acks, more than ACTS_KEPT
+        s.produce(1, offset, acks=1)
+
+    result = replay_partition(s.events, CTX)
+
+    assert [
+        (f.kind, f.leader_epoch, f.replica, f.offset_start, f.offset_end) for f in result.findings
+    ] == [(FindingKind.FENCING_VIOLATION, 0, 1, 10, 110)]
+
+
+def test_acks_under_min_isr_past_those_kept_still_count_in_its_range() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    config(s, 2, topic="orders")
+    s.produce(1, 0, acks=-1)
+    s.fetch(1, 2, 1, epoch=0, last_fetched=0, hwm=1)
+    s.fetch(1, 3, 1, epoch=0, last_fetched=0, hwm=1)
+    s.tick(1)
+    s.change(isr=(1,))
+    s.tick(5)
+    for offset in range(30, 130):
+        s.produce(1, offset, acks=-1)
+
+    result = replay_partition(s.events, CTX)
+
+    assert [
+        (f.kind, f.leader_epoch, f.replica, f.offset_start, f.offset_end) for f in result.findings
+    ] == [(FindingKind.ISR_RULE_VIOLATION, 0, 1, 30, 130)]
