@@ -172,11 +172,14 @@ def classify(path: str, lines: Sequence[str]) -> str:
     in a payload, a broker log a stray request line); a data-segment dump
     by its ``Dumping`` headers alone (payloads never vote); a znode dump
     when its state lines outnumber dump and broker-log marks; then a
-    metadata dump; then a broker log.
+    metadata dump; then a broker log; then a file whose lines are in the
+    log4j layout (a broker log, even when no line is one we read). Last, a
+    file carrying a Kafka artefact's own name and at least one line is that
+    artefact (:func:`kind_by_name`), never ``unrecognised``.
     """
     if checkpoint.is_checkpoint_file(path, lines[0] if lines else None):
         return checkpoint.KIND
-    rl = md = bl = sd = mh = zn = 0
+    rl = md = bl = sd = mh = zn = layout = 0
     for line in lines:
         if request_log.marks_line(line):
             rl += 1
@@ -186,6 +189,7 @@ def classify(path: str, lines: Sequence[str]) -> str:
         sd += segment_dump.marks_line(line)
         mh += segment_dump.metadata_header_line(line)
         zn += znode_dump.marks_line(line)
+        layout += broker_log.layout_line(line)
     if rl > md and rl >= bl and rl > 0:
         return request_log.KIND
     if sd > 0 and mh == 0:
@@ -194,8 +198,27 @@ def classify(path: str, lines: Sequence[str]) -> str:
         return znode_dump.KIND
     if md > 0 and md >= bl:
         return metadata_dump.KIND
-    if bl > 0:
+    if bl > 0 or layout > 0:
         return broker_log.KIND
+    return kind_by_name(path) if lines else UNRECOGNISED
+
+
+#: Kafka's own file names (rotations and compression suffixes after them).
+_LOG_NAMES = ("server.log", "state-change.log", "controller.log")
+_REQUEST_LOG_NAMES = ("kafka-request.log",)
+
+
+def kind_by_name(path: str) -> str:
+    """The kind a Kafka artefact's own file name says (no line voted), else
+    ``unrecognised``: its reader then reads what it can and quarantines what
+    it cannot (a checkpoint of the wrong shape gets Kafka's own reason)."""
+    name = path.rsplit("/", 1)[-1]
+    if checkpoint.checkpoint_name(path) is not None:
+        return checkpoint.KIND
+    if name.startswith(_LOG_NAMES):
+        return broker_log.KIND
+    if name.startswith(_REQUEST_LOG_NAMES):
+        return request_log.KIND
     return UNRECOGNISED
 
 
