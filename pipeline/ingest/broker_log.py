@@ -39,9 +39,50 @@ message key). A JSON line that is not an object we can read (cut, bad
 escapes, a time key of the wrong shape) is quarantined; one whose message is
 no template we read, or that has no message key, is ignored by rule.
 
-We read a dozen message templates (sections 5.2-5.5, 5.7 / 2.6); every other
-line (other messages, stack-trace continuation lines, blanks) is ignored by
-rule. Three stages like request_log.py:
+We read the message templates of sections 5.2-5.5, 5.7 / 2.6, and those of
+formats-addendum.md:
+
+* 9, before 2.8 (0.8.2-2.7, each version's value printing, 9.0.2): the ZK
+  controller's ``sending become-leader LeaderAndIsr request`` (one per
+  decision: a ``become-follower`` line repeats it to a follower and is
+  ignored) and the broker's ``received LeaderAndIsr request`` ->
+  ``leader_and_isr`` (as the request log's: partition_epoch = zkVersion when
+  printed, controller_epoch = the line's); ``Partition [t,p] on broker N:
+  Shrinking/Expanding ISR ...`` -> ``isr_shrink`` / ``isr_expand`` (no HWM
+  or LEO before 2.2); makeLeader's ``t-p starts at Leader Epoch E from offset
+  O`` (0.11-2.3) and ``... with high watermark H`` (2.4-2.5) ->
+  ``become_leader``; ``Truncating log t-p to offset N.`` -> ``truncation``;
+  the fetcher's ``Halting``/``Exiting because log truncation is not
+  allowed`` -> ``fetcher_halt`` (0.8.2-0.10.0 name the topic only: partition
+  null) and ``reset its fetch offset`` / ``Reset fetch offset`` to the
+  leader's *latest* offset -> ``offset_reset`` (the start-offset variant is
+  no truncation: ignored); the controller's ``There's potential data loss.``
+  -> ``zk_unclean_election``. The prefixes of those versions are read too:
+  ``Partition [t,p] on broker N: ``, ``[ReplicaFetcherThread-F-L], ``.
+* 10, log load and recovery: the clean-shutdown lines -> ``broker_restart``
+  (clean_shutdown true/false; ``Loading logs.``, the only line 0.8.2-2.5
+  print at INFO, -> null: unknown, never assumed clean), ``Recovering
+  unflushed segment`` -> ``log_recovered``, ``Corruption found ...
+  truncating to offset`` / ``Found invalid offset during recovery`` ->
+  ``recovery_truncation``, ``Completed load of ...`` -> ``log_end_at_load``
+  (also the producer-state ``till offset`` line, under a ``[LogLoader ...]``
+  prefix only: after a truncation the same text is no load);
+* 13, ``Kafka version:`` and the ``KafkaConfig values:`` dump's key lines
+  (``\tkey = value``, read one by one; 0.8.2 ``Property key is overridden to
+  value``) -> ``broker_config``, one field per line: process.roles (``[]`` ->
+  mode zk, else kraft), zookeeper.connect (set -> zk; ``null`` ignored),
+  inter.broker.protocol.version, unclean.leader.election.enable,
+  min.insync.replicas.
+
+Every other line (other messages, stack-trace continuation lines, blanks) is
+ignored by rule, except what cannot be a log line (DESIGN "Inputs"): in a
+broker log, a line with no layout head, no JSON, no logIdent and no
+template, which is none of the forms a log or a ticket holds (blank or
+indented, ``Caused by:``, ``... N more``, ``>`` quotes, a Java name first, a
+date first, or ending with ``(logger)``), is quarantined as not a log line;
+a layout line that starts a template's words but ends with no ``(logger)``
+(or ``[thread]``) was cut before the words that tell the template and is
+quarantined as that template's. Three stages like request_log.py:
 
 1. :func:`with_cheap_columns`: the layout head (or the JSON object), the
    time, the prefix and the template, from ``startswith`` on the message
@@ -55,9 +96,11 @@ rule. Three stages like request_log.py:
 Lines as people paste them into tickets:
 
 * A line that is only the message (no ``[timestamp] LEVEL`` head, maybe no
-  ``(logger)`` suffix, maybe no logIdent) is read as it is, with a null
-  event time. Such a line also marks the file as a broker log when it is a
-  whole message of a template we read.
+  ``(logger)`` suffix, maybe no logIdent), maybe indented, ``> ``-quoted (any
+  depth) or with the logger first (``kafka.cluster.Partition: ...``), is
+  read as it is, in file order, with a null event time. Such a line also
+  marks the file as a broker log when it is a whole message of a template
+  we read.
 * Re-flowed lines. An *open start* is a line that needs a look, is at most
   8 KiB, is no JSON line, starts one of our templates and does not match it.
   The pass over the bytes quarantines it and flags it; after the lines are
@@ -223,6 +266,7 @@ ZK_UNCLEAN = (
 # ``_java`` turns them into Java's ``(?<name>..)`` for Spark, and the events
 # read a group by name (``_n``).
 
+
 #: ``[t,p]`` (TopicAndPartition <= 0.11) or ``t-p``; suffix tells the names apart.
 def _tp(suffix: str) -> str:
     return (
@@ -272,9 +316,7 @@ RECEIVED = (
     rf"epoch (?P<ce>\d+)(?: for partition (?P<t>\S+)-(?P<p>\d+))?"
 )
 #: 9.4 0.8.2-0.10.2 (prefix ``Partition [t,p] on broker N: ``).
-SHRINK_OLD = (
-    rf"^Shrinking ISR for partition {_tp('')} from (?P<old>[\d,]*) to (?P<new>[\d,]*)"
-)
+SHRINK_OLD = rf"^Shrinking ISR for partition {_tp('')} from (?P<old>[\d,]*) to (?P<new>[\d,]*)"
 EXPAND_OLD = rf"^Expanding ISR for partition {_tp('')} from (?P<old>[\d,]*) to (?P<new>[\d,]*)"
 #: 9.4 makeLeader 0.11-2.3 (``{o}`` the LEO when becoming leader) and 2.4-2.5.
 LEADER_OLD = (
@@ -364,7 +406,7 @@ CONFIG_KEYS = (
 )
 CONFIG = (
     r"^(?:Property )?(?P<key>" + "|".join(re.escape(k) for k in CONFIG_KEYS) + r")"
-    r"(?: = | is overridden to )(?P<val>\S(?:.*\S)?|)\s*$"
+    r"(?: = | is overridden to )(?P<val>\S(?:.*?\S)?|)(?:\s+\([\w$.]+\))?\s*$"
 )
 
 
@@ -447,8 +489,8 @@ _TEMPLATES: tuple[tuple[str, str, str, str | None, str], ...] = (
 
 #: Each template once (a template may have several starts).
 _UNIQUE: dict[str, tuple[str, str]] = {}
-for _name, _kind, _, _, _regex in _TEMPLATES:
-    _UNIQUE.setdefault(_name, (_kind, _regex))
+for _template in _TEMPLATES:
+    _UNIQUE.setdefault(_template[0], (_template[1], _template[4]))
 #: Per template, its named groups' indexes.
 _GROUP_INDEX: dict[str, dict[str, int]] = {
     name: dict(re.compile(regex).groupindex) for name, (_, regex) in _UNIQUE.items()
@@ -511,7 +553,10 @@ _JSON_HEAD = rf"^{_CONTAINER}?\{{"
 #: <= 1.0 idents end ``]: `` (``[OfflinePartitionLeaderSelector]: ``), <= 0.10
 #: fetchers ``], `` (``[ReplicaFetcherThread-0-2], ``); <= 0.11 Partition
 #: ``Partition [t,p] on broker N: `` (no brackets around it, 9.4).
-_PREFIX = r"^(?:\[([^\]\r\n]{1,4096})\][:,]? |(Partition \[[^\]\r\n]{1,300}\] on broker \d{1,10}): )"
+_PREFIX = (
+    r"^(?:\[([^\]\r\n]{1,4096})\][:,]? "
+    r"|(Partition \[[^\]\r\n]{1,300}\] on broker \d{1,10}): )"
+)
 _PREFIX_WINDOW = 4200
 #: The broker a prefix names (5.1 table): Partition/ReplicaManager
 #: ``broker=N``, state-change ``Broker id=N``, fetcher ``replicaId=N``,
@@ -661,9 +706,9 @@ def _suspect(value: Column) -> Column:
     """A line that may be no log line at all, or a layout line cut short (no
     ``(logger)`` or ``[thread]`` at its end): looked at, judged in stage 1.
     Cheap for the lines a log4j file is made of (``[`` ... ``)``)."""
-    return F.when(
-        value.startswith("["), ~value.endswith(")") & ~value.endswith("]")
-    ).otherwise(~value.startswith("{") & ~value.rlike(_ACCEPTED))
+    return F.when(value.startswith("["), ~value.endswith(")") & ~value.endswith("]")).otherwise(
+        ~value.startswith("{") & ~value.rlike(_ACCEPTED)
+    )
 
 
 def layout_line(line: str) -> bool:
@@ -886,9 +931,7 @@ def with_cheap_columns(df: DataFrame, is_broker_log: Column) -> DataFrame:
     )  # fmt: skip
     # A layout line cut short inside a template we read, before the words
     # that tell the template: it starts like one and has no logger at its end.
-    cut = F.when(
-        (head != "") & t.isNull() & ~F.rtrim(r).rlike(r"[)\]]$"), _cut_kind(b)
-    )
+    cut = F.when((head != "") & t.isNull() & ~F.rtrim(r).rlike(r"[)\]]$"), _cut_kind(b))
     reason = (
         F.when(F.col("bl_unreadable").isNotNull(), F.col("bl_unreadable"))
         .when(j["_corrupt_record"].isNotNull(), F.lit(BAD_JSON_REASON))
@@ -1339,10 +1382,9 @@ def _old_and_startup_events(
     key, val = _n("config", "key"), F.coalesce(_n("config", "val"), F.lit(""))
     roles = F.regexp_extract(val, r"^\[([\w, ]*)\]$", 0) != ""
     kraft = F.regexp_extract(val, r"^\[\s*\]$", 0) == ""
-    mode = (
-        F.when(key == "process.roles", F.when(kraft, F.lit("kraft")).otherwise(F.lit("zk")))
-        .when(key == "zookeeper.connect", F.lit("zk"))
-    )
+    mode = F.when(
+        key == "process.roles", F.when(kraft, F.lit("kraft")).otherwise(F.lit("zk"))
+    ).when(key == "zookeeper.connect", F.lit("zk"))
     unclean = F.when(key == "unclean.leader.election.enable", F.lower(val))
     min_isr = F.when(key == "min.insync.replicas", val.try_cast("int"))
     out["config"] = (

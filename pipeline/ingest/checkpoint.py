@@ -286,9 +286,9 @@ def outcomes(lines: DataFrame) -> DataFrame:
     # is every line of a good file whose partition no path names (a
     # leader-epoch-checkpoint or partition.metadata outside its
     # ``<topic>-<partition>/`` folder: unattributable).
-    attributable = ~name_c.isin(LEADER_EPOCH, PARTITION_METADATA) | F.col(
-        "dir_partition"
-    ).isNotNull()
+    attributable = (
+        ~name_c.isin(LEADER_EPOCH, PARTITION_METADATA) | F.col("dir_partition").isNotNull()
+    )
     rows = F.when(reason_c.isNotNull(), quarantined(reason_c, F.col("l.raw"))).when(
         is_record & name_c.isin(*READ) & attributable, F.array(entry)
     )
