@@ -134,12 +134,20 @@ Columns are prefixed ``bl_`` and are null for lines of other file kinds.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType
 
 from pipeline.ingest import request_log
-from pipeline.ingest.outcome import event, long_substr, no_rows, unreadable_reason
+from pipeline.ingest.outcome import (
+    EVENT_FIELDS,
+    OUTCOME_ROW,
+    long_substr,
+    no_rows,
+    unreadable_reason,
+)
 
 KIND = "broker_log"
 
@@ -1032,6 +1040,53 @@ def _list_ok(values: Column) -> Column:
     return ~F.coalesce(F.exists(values, lambda x: x.isNull()), F.lit(False))
 
 
+#: One template's event before assembly: (kind, {column: value}).
+_Ev = tuple[str, dict[str, Column]]
+_EVENT_TYPES = {f.name: f.dataType for f in EVENT_FIELDS}
+
+
+def _ev(kind: str, **values: Column) -> _Ev:
+    """A template's event as its kind and the columns it sets (the others
+    null); assembled with every other template's by :func:`_assemble`."""
+    unknown = set(values) - set(_EVENT_TYPES)
+    if unknown:  # a typo here would silently drop a field: fail at build time
+        raise ValueError(f"not PARTITION_EVENTS columns: {sorted(unknown)}")
+    return kind, values
+
+
+def _assemble(t: Column, by_template: dict[str, tuple[Any, ...]]) -> Column:
+    """The outcome row of the line's template, one CASE per column over the
+    templates that set it (not one struct per template: the generated code
+    of ~50 structs of ~60 fields outgrows the JVM's 64 KB per method)."""
+    fields: list[Column] = []
+    for f in EVENT_FIELDS:
+        if f.name == "kind":
+            value: Column | None = None
+            for name, (ev, *_) in by_template.items():
+                lit = F.lit(ev[0])
+                value = F.when(t == name, lit) if value is None else value.when(t == name, lit)
+            fields.append(value.alias("kind") if value is not None else F.lit(None).alias("kind"))
+            continue
+        value = None
+        for name, (ev, *_) in by_template.items():
+            v = ev[1].get(f.name)
+            if v is not None:
+                value = F.when(t == name, v) if value is None else value.when(t == name, v)
+        if value is None:
+            fields.append(F.lit(None).cast(f.dataType).alias(f.name))
+        elif isinstance(f.dataType, ArrayType):
+            element = ArrayType(f.dataType.elementType)
+            fields.append(F.array_compact(value.cast(element)).alias(f.name))
+        else:
+            fields.append(value.cast(f.dataType).alias(f.name))
+    fields += [
+        F.lit(None).cast("string").alias("reason"),
+        F.lit(None).cast("string").alias("text"),
+        F.lit(None).cast("boolean").alias("text_truncated"),
+    ]
+    return F.struct(*fields).cast(OUTCOME_ROW)
+
+
 def _events() -> tuple[Column, Column]:
     """(events, required) per template: the line's single event, and the test
     that every value the template must give was read."""
@@ -1053,7 +1108,7 @@ def _events() -> tuple[Column, Column]:
     recovery = _diff_new(diff, "leaderRecoveryState", r"([A-Z]+)")
     by_template: dict[str, tuple[Column, ...]] = {
         "leader": (
-            event(
+            _ev(
                 "become_leader", topic=_g(1), partition=_int(2), topic_id=_topic_id(_g(3)),
                 replica=replica, leader=replica, leader_epoch=_int(4), leo=_long(5),
                 partition_epoch=_int(6), hwm=_long(7), isr=int_list(_g(8)),
@@ -1062,7 +1117,7 @@ def _events() -> tuple[Column, Column]:
             & _long(7).isNotNull() & replica.isNotNull() & _list_ok(int_list(_g(8))),
         ),
         "follower": (
-            event(
+            _ev(
                 "become_follower", topic=_g(1), partition=_int(2), replica=replica,
                 leader_epoch=_int(3), leo=_long(4), partition_epoch=_int(5), hwm=_long(6),
                 leader=_int(7),
@@ -1071,12 +1126,12 @@ def _events() -> tuple[Column, Column]:
             & _long(6).isNotNull(),
         ),
         "truncate_log": (
-            event("truncation", topic=p_topic, partition=p_partition, replica=replica,
+            _ev("truncation", topic=p_topic, partition=p_partition, replica=replica,
                   truncate_to=_long(1)),
             p_partition.isNotNull() & _long(1).isNotNull(),
         ),
         "truncate_epoch": (
-            event(
+            _ev(
                 "truncation", topic=_g(1), partition=_int(2), replica=replica,
                 truncate_to=_long(3), diverging_epoch=_int(6), diverging_end_offset=_long(7),
             ),
@@ -1084,21 +1139,21 @@ def _events() -> tuple[Column, Column]:
             & _long(7).isNotNull(),
         ),
         "truncate_hwm": (
-            event(
+            _ev(
                 "truncation", topic=_g(1), partition=_int(2), replica=replica,
                 truncate_to=F.coalesce(_long(3), _long(4)), hwm=_long(4),
             ),
             _int(2).isNotNull() & _long(4).isNotNull(),
         ),
         "truncate_below_hwm": (
-            event(
+            _ev(
                 "truncation", topic=_g(1), partition=_int(2), replica=replica,
                 truncate_to=_long(3), hwm=_long(4),
             ),
             _int(2).isNotNull() & _long(3).isNotNull() & _long(4).isNotNull(),
         ),
         "shrink": (
-            event(
+            _ev(
                 "isr_shrink", topic=p_topic, partition=p_partition, replica=replica,
                 isr=int_list(F.get(F.col("bl_groups"), F.lit(2))), hwm=_long(3), leo=_long(4),
             ),
@@ -1108,36 +1163,36 @@ def _events() -> tuple[Column, Column]:
             & _list_ok(int_list(F.get(F.col("bl_groups"), F.lit(2)))),
         ),
         "expand": (
-            event(
+            _ev(
                 "isr_expand", topic=p_topic, partition=p_partition, replica=replica,
                 isr=int_list(F.get(F.col("bl_groups"), F.lit(2))),
             ),
             p_partition.isNotNull() & _list_ok(int_list(F.get(F.col("bl_groups"), F.lit(2)))),
         ),
         "isr_updated": (
-            event(
+            _ev(
                 "isr_updated", topic=p_topic, partition=p_partition, replica=replica,
                 isr=int_list(_raw(2)), partition_epoch=_int(7), under_min_isr=under_min_isr,
             ),
             p_partition.isNotNull() & _int(7).isNotNull() & _list_ok(int_list(_raw(2))),
         ),
         "hwm_regression": (
-            event(
+            _ev(
                 "hwm_regression_warning", topic=p_topic, partition=p_partition,
                 replica=replica, previous_hwm=_long(1), hwm=_long(2),
             ),
             p_partition.isNotNull() & _long(1).isNotNull() & _long(2).isNotNull(),
         ),
         "log_loaded": (
-            event("log_loaded", topic=_g(1), partition=_int(2), replica=replica, hwm=_long(3)),
+            _ev("log_loaded", topic=_g(1), partition=_int(2), replica=replica, hwm=_long(3)),
             _int(2).isNotNull() & _long(3).isNotNull(),
         ),
         "recovering": (
-            event("recovering", topic=_g(1), partition=_int(2), replica=replica, leader=replica),
+            _ev("recovering", topic=_g(1), partition=_int(2), replica=replica, leader=replica),
             _int(2).isNotNull(),
         ),
         "unclean_change": (
-            event(
+            _ev(
                 "unclean_partition_change", topic=_g(1), partition=_int(2), topic_id=_g(3),
                 leader=_diff_new(diff, "leader", r"(-?\d+)").try_cast("int"),
                 leader_epoch=_diff_new(diff, "leaderEpoch", r"(-?\d+)").try_cast("int"),
@@ -1150,13 +1205,13 @@ def _events() -> tuple[Column, Column]:
             _int(2).isNotNull() & _list_ok(int_list(_diff_new(diff, "isr", r"(\[[\d, ]*\])"))),
         ),
         "unclean_election": (
-            event(
+            _ev(
                 "unclean_partition_change", topic_id=_g(1), partition=_int(2), leader=_int(3)
             ),
             _int(2).isNotNull() & _int(3).isNotNull(),
         ),
         "leader_and_isr": (
-            event(
+            _ev(
                 "leader_and_isr", topic=F.coalesce(_g(1), _g(3)),
                 partition=F.coalesce(_int(2), _int(4)), leader=_int(7), leader_epoch=_int(8),
                 isr=int_list(F.get(F.col("bl_groups"), F.lit(9))),
@@ -1171,7 +1226,7 @@ def _events() -> tuple[Column, Column]:
             & _list_ok(int_list(F.get(F.col("bl_groups"), F.lit(9)))),
         ),
         "zk_unclean": (
-            event(
+            _ev(
                 "zk_unclean_election", topic=F.coalesce(_g(1), _g(3)),
                 partition=F.coalesce(_int(2), _int(4)), leader=_int(5),
             ),
@@ -1179,12 +1234,14 @@ def _events() -> tuple[Column, Column]:
         ),
     }  # fmt: skip
     by_template.update(_old_and_startup_events(replica, p_topic, p_partition, controller_epoch))
-    events: Column | None = None
     required: Column | None = None
-    for name, (ev, req, *keep) in by_template.items():
-        # ``keep`` false: a line we read and use nothing of (ignored by rule)
-        rows = F.array(ev) if not keep else F.when(keep[0], F.array(ev)).otherwise(no_rows())
-        events = F.when(t == name, rows) if events is None else events.when(t == name, rows)
+    keep: Column = F.lit(True)
+    for name, (_, _req, *kept) in by_template.items():
+        # ``kept`` false: a line we read and use nothing of (ignored by rule)
+        if kept:
+            keep = F.when(t == name, kept[0]).otherwise(keep)
+    events = F.when(keep, F.array(_assemble(t, by_template))).otherwise(no_rows())
+    for name, (_, req, *_kept) in by_template.items():
         required = F.when(t == name, req) if required is None else required.when(t == name, req)
     assert events is not None and required is not None
     return events, required
@@ -1230,7 +1287,7 @@ def _old_and_startup_events(
         isr_list = int_list(F.coalesce(isr, F.lit("")))
         replica_list = int_list(F.coalesce(replicas, F.lit("")))
         out[name] = (
-            event(
+            _ev(
                 "leader_and_isr", topic=topic, partition=partition, leader=leader.try_cast("int"),
                 leader_epoch=epoch.try_cast("int"), isr=isr_list,
                 replicas=F.when(replicas.isNotNull(), replica_list),
@@ -1258,7 +1315,7 @@ def _old_and_startup_events(
         topic, partition = _tp_of(name)
         isr = int_list(F.coalesce(_n(name, "new"), F.lit("")))
         out[name] = (
-            event(kind, topic=topic, partition=partition, replica=replica, isr=isr),
+            _ev(kind, topic=topic, partition=partition, replica=replica, isr=isr),
             partition.isNotNull() & _list_ok(isr) & (F.size(isr) > 0),
         )
 
@@ -1268,7 +1325,7 @@ def _old_and_startup_events(
         epoch = _n(name, "e").try_cast("int")
         hwm = _n(name, "h").try_cast("long") if name == "leader_24" else F.lit(None)
         out[name] = (
-            event(
+            _ev(
                 "become_leader", topic=_n(name, "t"), partition=partition, replica=replica,
                 leader=replica, leader_epoch=epoch, leo=leo, hwm=hwm,
             ),
@@ -1279,7 +1336,7 @@ def _old_and_startup_events(
     o = _n("truncate_log_old", "o").try_cast("long")
     partition = _n("truncate_log_old", "p").try_cast("int")
     out["truncate_log_old"] = (
-        event(
+        _ev(
             "truncation", topic=_n("truncate_log_old", "t"), partition=partition,
             replica=replica, truncate_to=o,
         ),
@@ -1290,7 +1347,7 @@ def _old_and_startup_events(
     halt_partition = _n("halt", "p").try_cast("int")
     leo, lleo = _n("halt", "leo").try_cast("long"), _n("halt", "lleo").try_cast("long")
     out["halt"] = (
-        event(
+        _ev(
             "fetcher_halt", topic=F.coalesce(_n("halt", "t"), _n("halt", "topic")),
             partition=halt_partition,
             replica=F.coalesce(_n("halt", "me").try_cast("int"), replica),
@@ -1307,7 +1364,7 @@ def _old_and_startup_events(
         leo, to = _n(name, "leo").try_cast("long"), _n(name, "to").try_cast("long")
         leader = _n(name, "l").try_cast("int") if name == "reset_old" else F.lit(None)
         out[name] = (
-            event(
+            _ev(
                 "offset_reset", topic=tp[0], partition=tp[1],
                 replica=F.coalesce(
                     _n(name, "me").try_cast("int") if name == "reset_old" else F.lit(None),
@@ -1322,7 +1379,7 @@ def _old_and_startup_events(
     for name, clean in (("restart_clean", True), ("restart_unclean", False),
                         ("loading_logs", None)):  # fmt: skip
         out[name] = (
-            event("broker_restart", replica=replica, clean_shutdown=F.lit(clean).cast("boolean")),
+            _ev("broker_restart", replica=replica, clean_shutdown=F.lit(clean).cast("boolean")),
             F.lit(True),
         )
     # 10.2
@@ -1330,7 +1387,7 @@ def _old_and_startup_events(
     partition = F.coalesce(partition, p_partition)
     base = _n("log_recovered", "base").try_cast("long")
     out["log_recovered"] = (
-        event(
+        _ev(
             "log_recovered",
             topic=F.coalesce(_n("log_recovered", "t"), _n("log_recovered", "t2"), p_topic),
             partition=partition, replica=replica, base_offset=base,
@@ -1342,7 +1399,7 @@ def _old_and_startup_events(
         o = _n(name, "o").try_cast("long")
         base = _n(name, "base").try_cast("long") if name == "corruption" else F.lit(None)
         out[name] = (
-            event(
+            _ev(
                 "recovery_truncation", topic=F.coalesce(_n(name, "t"), p_topic),
                 partition=partition, replica=replica, truncate_to=o, base_offset=base,
             ),
@@ -1355,7 +1412,7 @@ def _old_and_startup_events(
     leo = F.coalesce(_n(c, "leoA"), _n(c, "leoB"), _n(c, "leoC")).try_cast("long")
     lso = F.coalesce(_n(c, "lsoA"), _n(c, "lsoB"), _n(c, "lsoC"))
     out[c] = (
-        event(
+        _ev(
             "log_end_at_load", topic=F.coalesce(_n(c, "t"), _n(c, "t2"), p_topic),
             partition=partition, replica=replica, leo=leo,
             log_start_offset=lso.try_cast("long"),
@@ -1366,7 +1423,7 @@ def _old_and_startup_events(
     partition = F.coalesce(_n("producer_state", "p").try_cast("int"), p_partition)
     o = _n("producer_state", "o").try_cast("long")
     out["producer_state"] = (
-        event(
+        _ev(
             "log_end_at_load", topic=F.coalesce(_n("producer_state", "t"), p_topic),
             partition=partition, replica=replica, leo=o,
         ),
@@ -1378,7 +1435,7 @@ def _old_and_startup_events(
 
     # 13: version and config markers (replica: the file's broker)
     v = _n("kafka_version", "v")
-    out["kafka_version"] = (event("broker_config", replica=replica, kafka_version=v), v.isNotNull())
+    out["kafka_version"] = (_ev("broker_config", replica=replica, kafka_version=v), v.isNotNull())
     key, val = _n("config", "key"), F.coalesce(_n("config", "val"), F.lit(""))
     roles = F.regexp_extract(val, r"^\[([\w, ]*)\]$", 0) != ""
     kraft = F.regexp_extract(val, r"^\[\s*\]$", 0) == ""
@@ -1388,7 +1445,7 @@ def _old_and_startup_events(
     unclean = F.when(key == "unclean.leader.election.enable", F.lower(val))
     min_isr = F.when(key == "min.insync.replicas", val.try_cast("int"))
     out["config"] = (
-        event(
+        _ev(
             "broker_config", replica=replica, mode=mode,
             inter_broker_protocol=F.when(key == "inter.broker.protocol.version", val),
             unclean_election_enabled=F.when(unclean == "true", F.lit(True)).when(
