@@ -300,7 +300,7 @@ _PSTATE = (
     r"(?:LeaderAndIsr)?PartitionState\((?:topicName='(?P<psTopic>[^']*)', "
     rf"partitionIndex=(?P<psPartition>\d+), )?controllerEpoch=(?P<psCe>{_N}), "
     rf"leader=(?P<psLeader>{_N}), leaderEpoch=(?P<psEpoch>{_N}), isr=\[?(?P<psIsr>[\d, ]*?)\]?, "
-    rf"zkVersion=(?P<psZk>{_N}), replicas=\[?(?P<psReplicas>[\d, ]*?)\]?(?:, [^)]*)?\)"
+    rf"zkVersion=(?P<psZk>{_N}), replicas=\[?(?P<psReplicas>[\d, ]*?)\]?(?:, [a-zA-Z][^)]*)?\)"
 )
 #: 9.2 ZK controller, one line per target broker; only ``become-leader`` is
 #: read (sent once per decision, to the new leader). <= 0.11 text prefix.
