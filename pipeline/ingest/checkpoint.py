@@ -28,6 +28,13 @@ entry is parsed.
   folder name), which also feeds the topic-name join; ZERO_UUID is rejected
   (``Invalid topic ID in partition metadata file (...)``).
 
+Two leniencies a person's copy needs (DESIGN "Inputs"): trailing blanks on
+a line (a checkpoint pasted into a ticket) are not part of its values; and a
+well-formed ``leader-epoch-checkpoint`` or ``partition.metadata`` outside a
+``<topic>-<partition>/`` folder, whose partition no path names, is read and
+ignored by rule (unattributable), where a malformed one is still quarantined
+with Kafka's reason.
+
 Files are recognised by name and content (the first line an int, or
 ``version`` for partition.metadata; ``sniff.py``). They are small by nature
 (one line per partition at most), so the driver reads them whole and the

@@ -20,8 +20,9 @@ its kind there, before Spark reads anything:
 
 The kind is the head's vote, by the rules of :func:`classify` (the same
 votes the readers' marks cast before, now over the head's complete lines):
-a file whose first :data:`HEAD_BYTES` hold no line of any kind is
-``unrecognised`` (its lines are counted and ignored by rule).
+a file whose first :data:`HEAD_BYTES` hold no line of any kind, and whose
+name is no Kafka artefact's (:func:`kind_by_name`), is ``unrecognised`` (its
+lines are counted and ignored by rule).
 """
 
 from __future__ import annotations
