@@ -37,8 +37,15 @@ FILES = {
     "broker-2/data/orders-2/leader-epoch-checkpoint": "0\n2\n0 0\n3\n",
     # only the version line: no entry, no error (Kafka: an empty list)
     "broker-3/data/orders-0/leader-epoch-checkpoint": "0\n",
-    # the name, not the content: unrecognised, ignored
+    # Kafka's own name, not its content: read as a checkpoint, and rejected
+    # with Kafka's reason (a file carrying an artefact's name is never
+    # unrecognised)
     "misc/leader-epoch-checkpoint": "hello\nworld\n",
+    # well formed, but no path names its partition: read, ignored by rule
+    "misc/partition.metadata": f"version: 0\ntopic_id: {ORDERS}\n",
+    "loose/leader-epoch-checkpoint": "0\n1\n4 900\n",
+    # pasted with trailing blanks: read
+    "broker-3/data/replication-offset-checkpoint": "0 \n1\t\norders 1 77  \n",
     # topic id only: the name comes from partition.metadata
     "controller-3000/controller.log": (
         f"[2024-05-01 10:00:00,455] INFO Setting new leader for topicId {ORDERS}, partition 0 "
@@ -106,7 +113,10 @@ def test_accounting_per_file(result: dict[str, Any]) -> None:
         "broker-2/data/orders-1/leader-epoch-checkpoint": ("checkpoint", 2, 3, 0, 0, 3),
         "broker-2/data/orders-2/leader-epoch-checkpoint": ("checkpoint", 2, 4, 0, 0, 4),
         "broker-3/data/orders-0/leader-epoch-checkpoint": ("checkpoint", 3, 1, 0, 1, 0),
-        "misc/leader-epoch-checkpoint": ("unrecognised", None, 2, 0, 2, 0),
+        "misc/leader-epoch-checkpoint": ("checkpoint", None, 2, 0, 0, 2),
+        "misc/partition.metadata": ("checkpoint", None, 2, 0, 2, 0),
+        "loose/leader-epoch-checkpoint": ("checkpoint", None, 3, 0, 3, 0),
+        "broker-3/data/replication-offset-checkpoint": ("checkpoint", 3, 3, 1, 2, 0),
         "controller-3000/controller.log": ("broker_log", None, 1, 1, 0, 0),
     }
 
@@ -130,6 +140,10 @@ def test_events(result: dict[str, Any]) -> None:
                       replica=2, hwm=3100)),
         (roc, _set_of(4, "hwm_checkpoint", 2, topic="my-app-events", partition=2, replica=2,
                       hwm=90)),
+        # trailing blanks on every line
+        ("broker-3/data/replication-offset-checkpoint", _set_of(
+            3, "hwm_checkpoint", 3, topic="orders", topic_id=ORDERS, partition=1, replica=3,
+            hwm=77)),
         # the topic-name join used partition.metadata
         ("controller-3000/controller.log", _set_of(
             1, "unclean_partition_change", None, topic="orders", topic_id=ORDERS, partition=0,
@@ -166,6 +180,8 @@ def test_quarantine_with_kafka_reasons(result: dict[str, Any]) -> None:
     cleaner_v1 = (
         f"Unrecognised version:1, expected version: 0 in checkpoint file at: {loc(cleaner)}"
     )
+    misc = "misc/leader-epoch-checkpoint"
+    hello = f"Malformed line in checkpoint file [{loc(misc)}]: hello"
     assert got == [
         (lso, 1, lso_bad, "0"), (lso, 2, lso_bad, "1"), (lso, 3, lso_bad, "orders x 0"),
         (roc, 1, count, "0"), (roc, 2, count, "3"), (roc, 3, count, "orders 0 3200"),
@@ -175,4 +191,5 @@ def test_quarantine_with_kafka_reasons(result: dict[str, Any]) -> None:
         (v1, 1, version, "1"), (v1, 2, version, "1"), (v1, 3, version, "0 0"),
         (bad, 1, malformed, "0"), (bad, 2, malformed, "2"), (bad, 3, malformed, "0 0"),
         (bad, 4, malformed, "3"),
+        (misc, 1, hello, "hello"), (misc, 2, hello, "world"),
     ]  # fmt: skip

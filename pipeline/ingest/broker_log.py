@@ -39,9 +39,50 @@ message key). A JSON line that is not an object we can read (cut, bad
 escapes, a time key of the wrong shape) is quarantined; one whose message is
 no template we read, or that has no message key, is ignored by rule.
 
-We read a dozen message templates (sections 5.2-5.5, 5.7 / 2.6); every other
-line (other messages, stack-trace continuation lines, blanks) is ignored by
-rule. Three stages like request_log.py:
+We read the message templates of sections 5.2-5.5, 5.7 / 2.6, and those of
+formats-addendum.md:
+
+* 9, before 2.8 (0.8.2-2.7, each version's value printing, 9.0.2): the ZK
+  controller's ``sending become-leader LeaderAndIsr request`` (one per
+  decision: a ``become-follower`` line repeats it to a follower and is
+  ignored) and the broker's ``received LeaderAndIsr request`` ->
+  ``leader_and_isr`` (as the request log's: partition_epoch = zkVersion when
+  printed, controller_epoch = the line's); ``Partition [t,p] on broker N:
+  Shrinking/Expanding ISR ...`` -> ``isr_shrink`` / ``isr_expand`` (no HWM
+  or LEO before 2.2); makeLeader's ``t-p starts at Leader Epoch E from offset
+  O`` (0.11-2.3) and ``... with high watermark H`` (2.4-2.5) ->
+  ``become_leader``; ``Truncating log t-p to offset N.`` -> ``truncation``;
+  the fetcher's ``Halting``/``Exiting because log truncation is not
+  allowed`` -> ``fetcher_halt`` (0.8.2-0.10.0 name the topic only: partition
+  null) and ``reset its fetch offset`` / ``Reset fetch offset`` to the
+  leader's *latest* offset -> ``offset_reset`` (the start-offset variant is
+  no truncation: ignored); the controller's ``There's potential data loss.``
+  -> ``zk_unclean_election``. The prefixes of those versions are read too:
+  ``Partition [t,p] on broker N: ``, ``[ReplicaFetcherThread-F-L], ``.
+* 10, log load and recovery: the clean-shutdown lines -> ``broker_restart``
+  (clean_shutdown true/false; ``Loading logs.``, the only line 0.8.2-2.5
+  print at INFO, -> null: unknown, never assumed clean), ``Recovering
+  unflushed segment`` -> ``log_recovered``, ``Corruption found ...
+  truncating to offset`` / ``Found invalid offset during recovery`` ->
+  ``recovery_truncation``, ``Completed load of ...`` -> ``log_end_at_load``
+  (also the producer-state ``till offset`` line, under a ``[LogLoader ...]``
+  prefix only: after a truncation the same text is no load);
+* 13, ``Kafka version:`` and the ``KafkaConfig values:`` dump's key lines
+  (``\tkey = value``, read one by one; 0.8.2 ``Property key is overridden to
+  value``) -> ``broker_config``, one field per line: process.roles (``[]`` ->
+  mode zk, else kraft), zookeeper.connect (set -> zk; ``null`` ignored),
+  inter.broker.protocol.version, unclean.leader.election.enable,
+  min.insync.replicas.
+
+Every other line (other messages, stack-trace continuation lines, blanks) is
+ignored by rule, except what cannot be a log line (DESIGN "Inputs"): in a
+broker log, a line with no layout head, no JSON, no logIdent and no
+template, which is none of the forms a log or a ticket holds (blank or
+indented, ``Caused by:``, ``... N more``, ``>`` quotes, a Java name first, a
+date first, or ending with ``(logger)``), is quarantined as not a log line;
+a layout line that starts a template's words but ends with no ``(logger)``
+(or ``[thread]``) was cut before the words that tell the template and is
+quarantined as that template's. Three stages like request_log.py:
 
 1. :func:`with_cheap_columns`: the layout head (or the JSON object), the
    time, the prefix and the template, from ``startswith`` on the message
@@ -55,9 +96,11 @@ rule. Three stages like request_log.py:
 Lines as people paste them into tickets:
 
 * A line that is only the message (no ``[timestamp] LEVEL`` head, maybe no
-  ``(logger)`` suffix, maybe no logIdent) is read as it is, with a null
-  event time. Such a line also marks the file as a broker log when it is a
-  whole message of a template we read.
+  ``(logger)`` suffix, maybe no logIdent), maybe indented, ``> ``-quoted (any
+  depth) or with the logger first (``kafka.cluster.Partition: ...``), is
+  read as it is, in file order, with a null event time. Such a line also
+  marks the file as a broker log when it is a whole message of a template
+  we read.
 * Re-flowed lines. An *open start* is a line that needs a look, is at most
   8 KiB, is no JSON line, starts one of our templates and does not match it.
   The pass over the bytes quarantines it and flags it; after the lines are
@@ -91,12 +134,20 @@ Columns are prefixed ``bl_`` and are null for lines of other file kinds.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType
 
 from pipeline.ingest import request_log
-from pipeline.ingest.outcome import event, long_substr, unreadable_reason
+from pipeline.ingest.outcome import (
+    EVENT_FIELDS,
+    OUTCOME_ROW,
+    long_substr,
+    no_rows,
+    unreadable_reason,
+)
 
 KIND = "broker_log"
 
@@ -160,8 +211,10 @@ TRUNCATE_HWM = (
 TRUNCATE_BELOW_HWM = rf"^Truncating {_TP} to offset {_INT} below high watermark {_INT}"
 #: 5.3 shrink (2.7 -> trunk).
 SHRINK = (
-    rf"^Shrinking ISR from {_LIST} to {_LIST}\. "
+    rf"^Shrinking ISR from {_LIST} to {_LIST}(?:\. "
     rf"Leader: \(highWatermark: {_INT}, endOffset: {_INT}\)"
+    # 0.11-2.1: the ISRs alone, then the logger (or the end of a pasted line)
+    r"|(?<=\d) ?(?:\([\w$.]+\)\s*)?$)"
 )
 #: 5.3 expand (<= 2.7 only).
 EXPAND = rf"^Expanding ISR from {_LIST} to {_LIST}"
@@ -216,6 +269,165 @@ ZK_UNCLEAN = (
     rf"{_LIST}\. There's potential data loss\."
 )
 
+# --- pre-2.8 templates (formats-addendum.md 9, values as 9.0.2 prints them) --------
+# Written with named groups (``(?P<name>..)``, letters only as Java wants):
+# ``_java`` turns them into Java's ``(?<name>..)`` for Spark, and the events
+# read a group by name (``_n``).
+
+
+#: ``[t,p]`` (TopicAndPartition <= 0.11) or ``t-p``; suffix tells the names apart.
+def _tp(suffix: str) -> str:
+    return (
+        rf"(?:\[(?P<ot{suffix}>[^,\]\s]+),(?P<op{suffix}>\d+)\]"
+        rf"|(?P<nt{suffix}>\S+)-(?P<np{suffix}>\d+))"
+    )
+
+
+_N = r"-?\d{1,19}"
+#: 9.0.2 ``LeaderIsrAndControllerEpoch``: ``(Leader:2,ISR:2,1,LeaderEpoch:6,
+#: ControllerEpoch:3)``, 2.7.2+ ``ZkVersion:`` and 3.2+ ``LeaderRecoveryState:``.
+_LIACE = (
+    rf"\(Leader:(?P<liLeader>{_N}),ISR:(?P<liIsr>[\d,]*),(?:LeaderRecoveryState:\w+,)?"
+    rf"LeaderEpoch:(?P<liEpoch>{_N}),(?:ZkVersion:(?P<liZk>{_N}),)?"
+    rf"ControllerEpoch:(?P<liCe>{_N})\)"
+)
+#: 9.0.2 ``PartitionStateInfo`` (0.8.2-0.9 "received"; the unbalanced
+#: parentheses are Kafka's).
+_PSI = rf"\(LeaderAndIsrInfo:{_LIACE},ReplicationFactor:\d+\),AllReplicas:(?P<allReplicas>[\d,]*)\)"
+#: 9.0.2 ``PartitionState(...)`` 0.10-2.3 (``isr=[2, 1]`` 0.10, ``isr=2,1``
+#: 0.11+, ``isNew`` 1.0+) and 2.4-2.7 ``LeaderAndIsrPartitionState(...)``.
+_PSTATE = (
+    r"(?:LeaderAndIsr)?PartitionState\((?:topicName='(?P<psTopic>[^']*)', "
+    rf"partitionIndex=(?P<psPartition>\d+), )?controllerEpoch=(?P<psCe>{_N}), "
+    rf"leader=(?P<psLeader>{_N}), leaderEpoch=(?P<psEpoch>{_N}), isr=\[?(?P<psIsr>[\d, ]*?)\]?, "
+    rf"zkVersion=(?P<psZk>{_N}), replicas=\[?(?P<psReplicas>[\d, ]*?)\]?(?:, [a-zA-Z][^)]*)?\)"
+)
+#: 9.2 ZK controller, one line per target broker; only ``become-leader`` is
+#: read (sent once per decision, to the new leader). <= 0.11 text prefix.
+SENDING_OLD = (
+    rf"^Controller \d+ epoch (?P<ce>\d+) sending become-leader LeaderAndIsr request {_LIACE} "
+    rf"(?:with correlationId \d+ )?to broker \d+ for partition {_tp('')}"
+)
+#: 9.2 1.0+ (prefix ``[Controller id=N epoch=E] ``).
+SENDING = (
+    rf"^Sending become-leader LeaderAndIsr request {_PSTATE} to broker \d+ "
+    rf"for partition (?P<t>\S+)-(?P<p>\d+)"
+)
+#: 9.3 broker side, <= 0.11 (``Broker N received ...``).
+RECEIVED_OLD = (
+    rf"^Broker \d+ received LeaderAndIsr request (?:{_PSI}|{_PSTATE}) correlation id \d+ "
+    rf"from controller \d+ epoch (?P<ce>\d+) for partition {_tp('')}"
+)
+#: 9.3 1.0-2.3 (``for partition tp``) and 2.4-2.7 (the partition in the state).
+RECEIVED = (
+    rf"^Received LeaderAndIsr request {_PSTATE} correlation id \d+ from controller \d+ "
+    rf"epoch (?P<ce>\d+)(?: for partition (?P<t>\S+)-(?P<p>\d+))?"
+)
+#: 9.4 0.8.2-0.10.2 (prefix ``Partition [t,p] on broker N: ``).
+SHRINK_OLD = rf"^Shrinking ISR for partition {_tp('')} from (?P<old>[\d,]*) to (?P<new>[\d,]*)"
+EXPAND_OLD = rf"^Expanding ISR for partition {_tp('')} from (?P<old>[\d,]*) to (?P<new>[\d,]*)"
+#: 9.4 makeLeader 0.11-2.3 (``{o}`` the LEO when becoming leader) and 2.4-2.5.
+LEADER_OLD = (
+    rf"^(?P<t>\S+)-(?P<p>\d+) starts at Leader Epoch (?P<e>{_N}) from offset (?P<o>{_N})\. "
+    rf"Previous Leader Epoch was: {_N}"
+)
+LEADER_24 = (
+    rf"^(?P<t>\S+)-(?P<p>\d+) starts at leader epoch (?P<e>{_N}) from offset (?P<o>{_N}) "
+    rf"with high watermark (?P<h>{_N})\. Previous leader epoch was {_N}"
+)
+#: 9.5 0.8.2-0.11 (no prefix; the log's name in the text).
+TRUNCATE_LOG_OLD = rf"^Truncating log (?P<t>\S+)-(?P<p>\d+) to offset (?P<o>{_N})\."
+#: 9.6 FATAL/ERROR, every form 0.8.2-1.1 (0.8.2-0.10.0 name the topic only).
+HALT = (
+    r"^(?:Halting|Exiting) because log truncation is not allowed for "
+    r"(?:topic (?P<topic>[^,\s]+)|partition (?P<t>\S+)-(?P<p>\d+)), [Cc]urrent leader"
+    rf"(?: (?P<l>\d+))?'s latest offset (?P<lleo>{_N}) is less than replica(?: (?P<me>\d+))?'s "
+    rf"latest offset (?P<leo>{_N})"
+)
+#: 9.6 WARN <= 0.11.
+RESET_OLD = (
+    rf"^Replica (?P<me>\d+) for partition {_tp('')} reset its fetch offset from (?P<leo>{_N}) "
+    rf"to current leader (?P<l>\d+)'s latest offset (?P<to>{_N})"
+)
+#: 9.6 WARN 1.0-2.7 (and the 2.8+ text).
+RESET = (
+    rf"^Reset fetch offset for partition (?P<t>\S+)-(?P<p>\d+) from (?P<leo>{_N}) to current "
+    rf"leader's latest offset (?P<to>{_N})"
+)
+
+# --- log load and recovery (formats-addendum.md 10) ----------------------------------
+#: 10.1 per data directory: clean (DEBUG <= 2.5; INFO 2.6-3.4 and 3.5+) or not.
+RESTART_CLEAN = (
+    r"^(?:Found clean shutdown file\. Skipping recovery for all logs in data directory: \S"
+    r"|Skipping recovery for all logs in \S.* since clean shutdown file was found"
+    r"|Skipping recovery of \d+ logs from \S.* since clean shutdown file was found)"
+)
+RESTART_UNCLEAN = (
+    r"^(?:Attempting recovery for all logs in \S.* since no clean shutdown file was found"
+    r"|Recovering \d+ logs from \S.* since no clean shutdown file was found)"
+)
+#: 10.1 0.8.2-2.5: the only INFO line at load, which says nothing of the shutdown.
+LOADING_LOGS = r"^Loading logs\.(?:\s|$)"
+#: 10.2 every form: ``in log t-p.`` (<= 0.11), the prefix alone (1.0-3.2),
+#: ``. i/n recovered for t-p.`` (3.3-3.9), ``. q recovered for t-p.`` (Java).
+LOG_RECOVERED = (
+    r"^Recovering unflushed segment (?P<base>\d{1,19})(?: in log (?P<t>\S+)-(?P<p>\d+)\."
+    r"|\. (?:\d+/\d+|\d+) recovered for (?P<t2>\S+)-(?P<p2>\d+)\.|\s|$)"
+)
+#: 10.2 recovery cut a log: corrupt segment (<= 0.11 names the log), invalid offset.
+CORRUPTION = (
+    r"^Corruption found in segment (?P<base>\d{1,19})(?: of log (?P<t>\S+)-(?P<p>\d+))?, "
+    rf"truncating to offset (?P<o>{_N})"
+)
+INVALID_OFFSET = (
+    r"^Found invalid offset during recovery(?: for log (?P<t>\S+)-(?P<p>\d+))?\. Deleting the "
+    rf"corrupt segment and creating an empty one with starting offset (?P<o>{_N})"
+)
+#: 10.3 every form: 0.8.2-0.11 (``log t-p with ...``), 1.0-2.5 (prefix),
+#: 2.6+ ``Log(dir=..., topic=t, partition=p, ..., logStartOffset=S, logEndOffset=E)``.
+COMPLETED_LOAD = (
+    r"^Completed load of (?:log (?P<t>\S+)-(?P<p>\d+) with (?:\d+ log segments(?: and|,) )?"
+    rf"(?:log start offset (?P<lsoA>{_N}) and )?log end offset (?P<leoA>{_N})"
+    rf"|log with \d+ segments, log start offset (?P<lsoB>{_N}) and log end offset (?P<leoB>{_N})"
+    r"|Log\(dir=[^,]*(?:, topicId=[^,]*)?, topic=(?P<t2>[^,\s]+), partition=(?P<p2>\d+), "
+    rf"highWatermark={_N}, lastStableOffset={_N}, logStartOffset=(?P<lsoC>{_N}), "
+    rf"logEndOffset=(?P<leoC>{_N})\))"
+)
+#: 10.3 producer state rebuild; read under a ``[LogLoader ...]`` prefix only
+#: (3.0+, loading): the same text follows every truncation under ``[Log ...]``
+#: / ``[UnifiedLog ...]``, so there it says nothing about the load.
+PRODUCER_STATE = (
+    rf"^Loading producer state (?:from|till) offset (?P<o>{_N})"
+    r"(?: for partition (?P<t>\S+)-(?P<p>\d+))? with message format version"
+)
+
+# --- version and config markers (formats-addendum.md 13) ---------------------------
+KAFKA_VERSION = r"^Kafka version ?: (?P<v>[^\s()]+)"
+#: The ``KafkaConfig values:`` keys read (13.2), one per line of the dump
+#: (``\t{key} = {value}``; 0.8.2 ``Property {key} is overridden to {value}``).
+CONFIG_KEYS = (
+    "process.roles",
+    "zookeeper.connect",
+    "inter.broker.protocol.version",
+    "unclean.leader.election.enable",
+    "min.insync.replicas",
+)
+CONFIG = (
+    r"^(?:Property )?(?P<key>" + "|".join(re.escape(k) for k in CONFIG_KEYS) + r")"
+    r"(?: = | is overridden to )(?P<val>\S(?:.*?\S)?|)(?:\s+\([\w$.]+\))?\s*$"
+)
+
+
+def _java(regex: str) -> str:
+    """Python named groups -> Java's (Spark's regexp_extract)."""
+    return regex.replace("(?P<", "(?<")
+
+
+def _anon(regex: str) -> str:
+    """Without group names (templates joined in one regex repeat them)."""
+    return re.sub(r"\(\?P<\w+>", "(", regex)
+
+
 #: Sub-templates: (name, event kind, message start, extra test, regex).
 #: The first whose start (and extra test) holds decides the line's template.
 _TEMPLATES: tuple[tuple[str, str, str, str | None, str], ...] = (
@@ -243,7 +455,54 @@ _TEMPLATES: tuple[tuple[str, str, str, str | None, str], ...] = (
     ("leader_and_isr", "leader_and_isr", "Changed partition ", " with state LeaderAndIsr(",
      LEADER_AND_ISR),
     ("zk_unclean", "zk_unclean_election", "No broker in ISR is alive for ", None, ZK_UNCLEAN),
+    # pre-2.8 (addendum 9)
+    ("sending_old", "leader_and_isr", "Controller ", " sending become-leader LeaderAndIsr request ",
+     SENDING_OLD),
+    ("sending", "leader_and_isr", "Sending become-leader LeaderAndIsr request ", None, SENDING),
+    ("received_old", "leader_and_isr", "Broker ", " received LeaderAndIsr request ",
+     RECEIVED_OLD),
+    ("received", "leader_and_isr", "Received LeaderAndIsr request ", None, RECEIVED),
+    ("shrink_old", "isr_shrink", "Shrinking ISR for partition ", None, SHRINK_OLD),
+    ("expand_old", "isr_expand", "Expanding ISR for partition ", None, EXPAND_OLD),
+    ("leader_old", "become_leader", "", " starts at Leader Epoch ", LEADER_OLD),
+    ("leader_24", "become_leader", "", " starts at leader epoch ", LEADER_24),
+    ("truncate_log_old", "truncation", "Truncating log ", None, TRUNCATE_LOG_OLD),
+    ("halt", "fetcher_halt", "Halting because log truncation is not allowed ", None, HALT),
+    ("halt", "fetcher_halt", "Exiting because log truncation is not allowed ", None, HALT),
+    ("reset_old", "offset_reset", "Replica ", "'s latest offset ", RESET_OLD),
+    ("reset", "offset_reset", "Reset fetch offset for partition ",
+     " to current leader's latest offset ", RESET),
+    # log load and recovery (addendum 10)
+    ("restart_clean", "broker_restart", "Found clean shutdown file. ", None, RESTART_CLEAN),
+    ("restart_clean", "broker_restart", "Skipping recovery ",
+     " since clean shutdown file was found", RESTART_CLEAN),
+    ("restart_unclean", "broker_restart", "Attempting recovery for all logs in ", None,
+     RESTART_UNCLEAN),
+    ("log_recovered", "log_recovered", "Recovering unflushed segment ", None, LOG_RECOVERED),
+    ("restart_unclean", "broker_restart", "Recovering ",
+     " since no clean shutdown file was found", RESTART_UNCLEAN),
+    ("loading_logs", "broker_restart", "Loading logs.", None, LOADING_LOGS),
+    ("corruption", "recovery_truncation", "Corruption found in segment ", None, CORRUPTION),
+    ("invalid_offset", "recovery_truncation", "Found invalid offset during recovery", None,
+     INVALID_OFFSET),
+    ("completed_load", "log_end_at_load", "Completed load of ", None, COMPLETED_LOAD),
+    ("producer_state", "log_end_at_load", "Loading producer state ",
+     " with message format version ", PRODUCER_STATE),
+    # version and config markers (addendum 13)
+    ("kafka_version", "broker_config", "Kafka version", None, KAFKA_VERSION),
+    *(("config", "broker_config", start, None, CONFIG)
+      for key in CONFIG_KEYS
+      for start in (f"{key} = ", f"Property {key} is overridden to ")),
 )  # fmt: skip
+
+#: Each template once (a template may have several starts).
+_UNIQUE: dict[str, tuple[str, str]] = {}
+for _template in _TEMPLATES:
+    _UNIQUE.setdefault(_template[0], (_template[1], _template[4]))
+#: Per template, its named groups' indexes.
+_GROUP_INDEX: dict[str, dict[str, int]] = {
+    name: dict(re.compile(regex).groupindex) for name, (_, regex) in _UNIQUE.items()
+}
 
 #: What marks a line worth a look: each template's fixed words. Messages we
 #: do not read (``Truncating to N has no effect ...``, clean elections, DEBUG
@@ -252,8 +511,8 @@ _TEMPLATES: tuple[tuple[str, str, str, str | None, str], ...] = (
 _MARKERS: tuple[str, ...] = (
     " starts at leader epoch ",
     "Truncating ",
-    "Shrinking ISR from ",
-    "Expanding ISR from ",
+    "Shrinking ISR ",
+    "Expanding ISR ",
     "ISR updated to ",
     "Non-monotonic update of high watermark ",
     "Log loaded for partition ",
@@ -262,6 +521,23 @@ _MARKERS: tuple[str, ...] = (
     " using an unclean election",
     " with state LeaderAndIsr(",
     "No broker in ISR is alive for ",
+    " LeaderAndIsr request ",
+    " starts at Leader Epoch ",
+    "log truncation is not allowed",
+    "reset its fetch offset",
+    "Reset fetch offset for partition ",
+    "Found clean shutdown file",
+    " since clean shutdown file was found",
+    " since no clean shutdown file was found",
+    "Loading logs.",
+    "Recovering unflushed segment ",
+    "Corruption found in segment ",
+    "Found invalid offset during recovery",
+    "Completed load of ",
+    "Loading producer state ",
+    "Kafka version",
+    *(f"{key} = " for key in CONFIG_KEYS),
+    " is overridden to ",
 )
 
 # --- the layout (5.1) --------------------------------------------------------------
@@ -282,20 +558,50 @@ _HEAD_WINDOW = 128
 #: the match ends with the object's opening brace.
 _JSON_HEAD = rf"^{_CONTAINER}?\{{"
 #: logIdent: ``[...] `` at the head of the message (a log dir path may be long);
-#: <= 1.0 idents end ``]: `` (``[OfflinePartitionLeaderSelector]: ``).
-_PREFIX = r"^\[([^\]\r\n]{1,4096})\]:? "
+#: <= 1.0 idents end ``]: `` (``[OfflinePartitionLeaderSelector]: ``), <= 0.10
+#: fetchers ``], `` (``[ReplicaFetcherThread-0-2], ``); <= 0.11 Partition
+#: ``Partition [t,p] on broker N: `` (no brackets around it, 9.4).
+_PREFIX = (
+    r"^(?:\[([^\]\r\n]{1,4096})\][:,]? "
+    r"|(Partition \[[^\]\r\n]{1,300}\] on broker \d{1,10}): )"
+)
 _PREFIX_WINDOW = 4200
 #: The broker a prefix names (5.1 table): Partition/ReplicaManager
-#: ``broker=N``, state-change ``Broker id=N``, fetcher ``replicaId=N``.
-_PREFIX_BROKER = r"(?:\bbroker=|^Broker id=|\breplicaId=)(\d{1,10})\b"
+#: ``broker=N``, state-change ``Broker id=N``, fetcher ``replicaId=N``,
+#: <= 0.11 Partition ``on broker N``.
+_PREFIX_BROKER = r"(?:\bbroker=|^Broker id=|\breplicaId=|\bon broker )(\d{1,10})\b"
+#: The leader a fetcher's prefix names: ``leaderId=L`` (1.0+),
+#: ``ReplicaFetcherThread-F-L`` (<= 0.11).
+_PREFIX_LEADER = r"(?:\bleaderId=|^ReplicaFetcherThread-\d+-)(\d{1,10})\b"
 #: 5.6 ZK controller prefix: ``Controller id=N epoch=E``.
 _PREFIX_CONTROLLER_EPOCH = r"^Controller id=\d{1,10} epoch=(\d{1,10})$"
 #: The partition a prefix names: ``Partition tp broker=N``, ``UnifiedLog
-#: partition=tp, dir=D`` (``Log partition=`` <= 3.0).
-_PREFIX_TP = r"^(?:Partition |(?:Unified)?Log partition=)(\S+?)-(\d+)(?: broker=|, dir=)"
+#: partition=tp, dir=D`` (``Log partition=`` <= 3.0, ``LogLoader partition=``
+#: 3.0+), <= 0.11 ``Partition [t,p] on broker N`` (groups 3 and 4).
+_PREFIX_TP = (
+    r"^(?:(?:Partition |(?:Unified)?Log(?:Loader)? partition=)(\S+?)-(\d+)(?: broker=|, dir=)"
+    r"|Partition \[([^,\]\s]+),(\d+)\] on broker )"
+)
 #: Stack-trace continuation lines: ignored by rule (5.1: a stack trace
-#: follows a message on its own lines).
-_CONTINUATION = r"^(?:\s|Caused by: |\.\.\. \d+ more)"
+#: follows a message on its own lines). Other indented lines are read: a
+#: pasted excerpt, a ``KafkaConfig values:`` line.
+_CONTINUATION = r"^(?:\s+at |\s*\.\.\. \d+ more|Caused by: |\s*Suppressed: )"
+#: What a person puts before a pasted message (13.2): an indent, ``> `` quotes
+#: (Markdown, e-mail), or the logger first (``%c: %m``; a dotted name).
+_EXCERPT = r"^(?:[ \t]*>)*[ \t]*(?:[A-Za-z_$][\w$]*(?:\.[\w$]+)+: )?"
+#: Lines without a layout head that a broker log or a ticket holds (besides
+#: those a template reads): blank or indented (stack frames, config dumps,
+#: pasted excerpts), ``Caused by:``, ``... N more``, ``> `` quotes, a Java
+#: name first (a throwable, a logger-first excerpt), another layout's time
+#: (an ISO date, a container runtime's, syslog's), a line that ends with
+#: ``(logger)`` (a message's last line). Any other line is not a log line.
+_ACCEPTED = (
+    r"^(?:\s|$|Caused by: |Suppressed: |\.\.\. \d+ more|>"
+    r"|[A-Za-z_$][\w$]*(?:\.[\w$]+)+(?::|\s|$)"
+    r"|\d{4}-\d{2}-\d{2}|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2})"
+    r"|\([\w$.]+\)\s*$"
+)
+NOT_A_LOG_LINE_REASON = "not a log line (no log4j layout, stack trace or message we know)"
 
 #: The JSON layouts' keys we read (module docstring): the message, and the
 #: time in each layout's own shape. Anything else in the object is not read.
@@ -353,14 +659,18 @@ def _any_template_start() -> str:
 
 def _any_template() -> str:
     """One regex: the body matches one of our templates."""
-    return "^(?:" + "|".join(regex.removeprefix("^") for *_, regex in _TEMPLATES) + ")"
+    return "^(?:" + "|".join(_anon(r).removeprefix("^") for _, r in _UNIQUE.values()) + ")"
 
 
 _ANY_START = _any_template_start()
 _ANY_TEMPLATE = _any_template()
 #: The message body of a pattern-layout or prefix-less line, in one regex:
-#: without the layout head and without the logIdent prefix.
-_PLAIN_BODY = rf"^(?:{_HEAD.removeprefix('^')})?(?:{_PREFIX.removeprefix('^')})?(.*)$"
+#: without the layout head (or a pasted excerpt's indent, quotes or logger)
+#: and without the logIdent prefix.
+_PLAIN_BODY = (
+    rf"^(?:{_HEAD.removeprefix('^')}|{_EXCERPT.removeprefix('^')})"
+    rf"(?:{_PREFIX.removeprefix('^')})?(.*)$"
+)
 _PLAIN_BODY_GROUP = re.compile(_PLAIN_BODY).groups
 
 
@@ -397,7 +707,26 @@ def marks_line(line: str) -> bool:
 def needs_a_look(value: Column) -> Column:
     """Lines of a broker log that may be parsed or quarantined beyond the
     checks every recognised file gets; all others are ignored by rule."""
-    return has_marker(value) & ~value.rlike(_CONTINUATION)
+    return (has_marker(value) & ~value.rlike(_CONTINUATION)) | _suspect(value)
+
+
+def _suspect(value: Column) -> Column:
+    """A line that may be no log line at all, or a layout line cut short (no
+    ``(logger)`` or ``[thread]`` at its end): looked at, judged in stage 1.
+    Cheap for the lines a log4j file is made of (``[`` ... ``)``)."""
+    return F.when(value.startswith("["), ~value.endswith(")") & ~value.endswith("]")).otherwise(
+        ~value.startswith("{") & ~value.rlike(_ACCEPTED)
+    )
+
+
+def layout_line(line: str) -> bool:
+    """A whole line in the log4j pattern layout (``[%d] %p %m (%c)``): what
+    makes a file a broker log when none of its lines is one we read
+    (``sniff.classify``, DESIGN "Inputs")."""
+    return bool(_HEAD_RE.search(line[:_HEAD_WINDOW])) and bool(_LOGGER_END_RE.search(line[-512:]))
+
+
+_LOGGER_END_RE = re.compile(r"\([\w$.]+\)\s*(?:\[[^\]]*\]\s*)?$")
 
 
 # --- re-flowed lines (a template split over two physical lines) -------------------
@@ -576,12 +905,15 @@ def with_cheap_columns(df: DataFrame, is_broker_log: Column) -> DataFrame:
         ).alias("bl_time"),
     )
     head = F.col("bl_head")
-    # A line without any layout (pasted into a ticket) is read as it is,
-    # with no event time; a JSON line's message is its message key.
+    # A line without any layout (pasted into a ticket) is read as it is, less
+    # its indent, quotes or logger (13.2), with no event time; a JSON line's
+    # message is its message key.
+    excerpt = F.regexp_extract(F.substring(r, 1, _HEAD_WINDOW), _EXCERPT, 0)
     message = (
         F.when(j.isNotNull(), F.coalesce(j["message"], j["short_message"]))
         .when(head != "", long_substr(r, F.length(head) + 1))
-        .otherwise(r)
+        .when(json_head != "", r)
+        .otherwise(long_substr(r, F.length(excerpt) + 1))
     )
     staged = staged.select("*", message.alias("bl_message"))
     m = F.col("bl_message")
@@ -589,16 +921,44 @@ def with_cheap_columns(df: DataFrame, is_broker_log: Column) -> DataFrame:
         "*", F.regexp_extract(F.substring(m, 1, _PREFIX_WINDOW), _PREFIX, 0).alias("bl_prefix_text")
     )
     prefix_text = F.col("bl_prefix_text")
-    staged = staged.select("*", F.regexp_extract(prefix_text, _PREFIX, 1).alias("bl_prefix"))
+    staged = staged.select(
+        "*",
+        F.concat(
+            F.regexp_extract(prefix_text, _PREFIX, 1), F.regexp_extract(prefix_text, _PREFIX, 2)
+        ).alias("bl_prefix"),
+    )
     body = F.when(prefix_text != "", long_substr(m, F.length(prefix_text) + 1)).otherwise(m)
     staged = staged.select("*", body.alias("bl_body"))
     staged = staged.select("*", _template_of(F.col("bl_body")).alias("bl_template"))
-    reason = F.when(F.col("bl_unreadable").isNotNull(), F.col("bl_unreadable")).when(
-        j["_corrupt_record"].isNotNull(), F.lit(BAD_JSON_REASON)
+    b, t = F.col("bl_body"), F.col("bl_template")
+    # Not a log line (13.5): no layout, no JSON, no prefix, no template or
+    # marker, and none of the forms a log file or a ticket holds.
+    garbage = (
+        r.isNotNull() & j.isNull() & (json_head == "") & (head == "") & t.isNull()
+        & (prefix_text == "") & ~has_marker(r) & ~r.rlike(_ACCEPTED)
+    )  # fmt: skip
+    # A layout line cut short inside a template we read, before the words
+    # that tell the template: it starts like one and has no logger at its end.
+    cut = F.when((head != "") & t.isNull() & ~F.rtrim(r).rlike(r"[)\]]$"), _cut_kind(b))
+    reason = (
+        F.when(F.col("bl_unreadable").isNotNull(), F.col("bl_unreadable"))
+        .when(j["_corrupt_record"].isNotNull(), F.lit(BAD_JSON_REASON))
+        .when(garbage, F.lit(NOT_A_LOG_LINE_REASON))
+        .when(cut.isNotNull(), F.format_string("unrecognised %s message", cut))
     )
     staged = staged.select("*", reason.alias("bl_reason"))
     candidate = F.col("bl_template").isNotNull() & F.col("bl_reason").isNull()
     return staged.select("*", F.coalesce(candidate, F.lit(False)).alias("bl_candidate"))
+
+
+def _cut_kind(body: Column) -> Column:
+    """The event kind of the first template whose start the body has (its
+    extra words left out: they were cut), or null."""
+    kind = F.lit(None).cast("string")
+    for _, event_kind, start, _, _ in reversed(_TEMPLATES):
+        if start:
+            kind = F.when(body.startswith(start), F.lit(event_kind)).otherwise(kind)
+    return kind
 
 
 # --- stage 2: regex groups -----------------------------------------------------------
@@ -606,7 +966,8 @@ def with_cheap_columns(df: DataFrame, is_broker_log: Column) -> DataFrame:
 
 def _groups(body: Column, regex: str) -> Column:
     count = re.compile(regex).groups
-    return F.array(*[F.regexp_extract(body, regex, i) for i in range(count + 1)])
+    java = _java(regex)
+    return F.array(*[F.regexp_extract(body, java, i) for i in range(count + 1)])
 
 
 def with_parsed(df: DataFrame) -> DataFrame:
@@ -615,24 +976,22 @@ def with_parsed(df: DataFrame) -> DataFrame:
     candidate lines (CASE WHEN evaluates the chosen branch only)."""
     t, b = F.col("bl_template"), F.col("bl_body")
     groups = F.lit(None).cast("array<string>")
-    for name, _, _, _, regex in reversed(_TEMPLATES):
+    for name, (_, regex) in reversed(list(_UNIQUE.items())):
         groups = F.when(t == name, _groups(b, regex)).otherwise(groups)
     p = F.col("bl_prefix")
+    c = F.col("bl_candidate") & (p != "")
+
+    def from_prefix(regex: str, *indexes: int) -> Column:
+        return F.when(c, F.concat(*[F.regexp_extract(p, regex, i) for i in indexes]))
+
     return df.select(
         "*",
         F.when(F.col("bl_candidate"), groups).alias("bl_groups"),
-        F.when(F.col("bl_candidate") & (p != ""), F.regexp_extract(p, _PREFIX_BROKER, 1)).alias(
-            "bl_prefix_broker"
-        ),
-        F.when(F.col("bl_candidate") & (p != ""), F.regexp_extract(p, _PREFIX_TP, 1)).alias(
-            "bl_prefix_topic"
-        ),
-        F.when(F.col("bl_candidate") & (p != ""), F.regexp_extract(p, _PREFIX_TP, 2)).alias(
-            "bl_prefix_partition"
-        ),
-        F.when(
-            F.col("bl_candidate") & (p != ""), F.regexp_extract(p, _PREFIX_CONTROLLER_EPOCH, 1)
-        ).alias("bl_prefix_controller_epoch"),
+        from_prefix(_PREFIX_BROKER, 1).alias("bl_prefix_broker"),
+        from_prefix(_PREFIX_TP, 1, 3).alias("bl_prefix_topic"),
+        from_prefix(_PREFIX_TP, 2, 4).alias("bl_prefix_partition"),
+        from_prefix(_PREFIX_CONTROLLER_EPOCH, 1).alias("bl_prefix_controller_epoch"),
+        from_prefix(_PREFIX_LEADER, 1).alias("bl_prefix_leader"),
     )
 
 
@@ -681,6 +1040,53 @@ def _list_ok(values: Column) -> Column:
     return ~F.coalesce(F.exists(values, lambda x: x.isNull()), F.lit(False))
 
 
+#: One template's event before assembly: (kind, {column: value}).
+_Ev = tuple[str, dict[str, Column]]
+_EVENT_TYPES = {f.name: f.dataType for f in EVENT_FIELDS}
+
+
+def _ev(kind: str, **values: Column) -> _Ev:
+    """A template's event as its kind and the columns it sets (the others
+    null); assembled with every other template's by :func:`_assemble`."""
+    unknown = set(values) - set(_EVENT_TYPES)
+    if unknown:  # a typo here would silently drop a field: fail at build time
+        raise ValueError(f"not PARTITION_EVENTS columns: {sorted(unknown)}")
+    return kind, values
+
+
+def _assemble(t: Column, by_template: dict[str, tuple[Any, ...]]) -> Column:
+    """The outcome row of the line's template, one CASE per column over the
+    templates that set it (not one struct per template: the generated code
+    of ~50 structs of ~60 fields outgrows the JVM's 64 KB per method)."""
+    fields: list[Column] = []
+    for f in EVENT_FIELDS:
+        if f.name == "kind":
+            value: Column | None = None
+            for name, (ev, *_) in by_template.items():
+                lit = F.lit(ev[0])
+                value = F.when(t == name, lit) if value is None else value.when(t == name, lit)
+            fields.append(value.alias("kind") if value is not None else F.lit(None).alias("kind"))
+            continue
+        value = None
+        for name, (ev, *_) in by_template.items():
+            v = ev[1].get(f.name)
+            if v is not None:
+                value = F.when(t == name, v) if value is None else value.when(t == name, v)
+        if value is None:
+            fields.append(F.lit(None).cast(f.dataType).alias(f.name))
+        elif isinstance(f.dataType, ArrayType):
+            element = ArrayType(f.dataType.elementType)
+            fields.append(F.array_compact(value.cast(element)).alias(f.name))
+        else:
+            fields.append(value.cast(f.dataType).alias(f.name))
+    fields += [
+        F.lit(None).cast("string").alias("reason"),
+        F.lit(None).cast("string").alias("text"),
+        F.lit(None).cast("boolean").alias("text_truncated"),
+    ]
+    return F.struct(*fields).cast(OUTCOME_ROW)
+
+
 def _events() -> tuple[Column, Column]:
     """(events, required) per template: the line's single event, and the test
     that every value the template must give was read."""
@@ -700,9 +1106,9 @@ def _events() -> tuple[Column, Column]:
         F.lit(False),
     )
     recovery = _diff_new(diff, "leaderRecoveryState", r"([A-Z]+)")
-    by_template: dict[str, tuple[Column, Column]] = {
+    by_template: dict[str, tuple[Column, ...]] = {
         "leader": (
-            event(
+            _ev(
                 "become_leader", topic=_g(1), partition=_int(2), topic_id=_topic_id(_g(3)),
                 replica=replica, leader=replica, leader_epoch=_int(4), leo=_long(5),
                 partition_epoch=_int(6), hwm=_long(7), isr=int_list(_g(8)),
@@ -711,7 +1117,7 @@ def _events() -> tuple[Column, Column]:
             & _long(7).isNotNull() & replica.isNotNull() & _list_ok(int_list(_g(8))),
         ),
         "follower": (
-            event(
+            _ev(
                 "become_follower", topic=_g(1), partition=_int(2), replica=replica,
                 leader_epoch=_int(3), leo=_long(4), partition_epoch=_int(5), hwm=_long(6),
                 leader=_int(7),
@@ -720,12 +1126,12 @@ def _events() -> tuple[Column, Column]:
             & _long(6).isNotNull(),
         ),
         "truncate_log": (
-            event("truncation", topic=p_topic, partition=p_partition, replica=replica,
+            _ev("truncation", topic=p_topic, partition=p_partition, replica=replica,
                   truncate_to=_long(1)),
             p_partition.isNotNull() & _long(1).isNotNull(),
         ),
         "truncate_epoch": (
-            event(
+            _ev(
                 "truncation", topic=_g(1), partition=_int(2), replica=replica,
                 truncate_to=_long(3), diverging_epoch=_int(6), diverging_end_offset=_long(7),
             ),
@@ -733,58 +1139,60 @@ def _events() -> tuple[Column, Column]:
             & _long(7).isNotNull(),
         ),
         "truncate_hwm": (
-            event(
+            _ev(
                 "truncation", topic=_g(1), partition=_int(2), replica=replica,
                 truncate_to=F.coalesce(_long(3), _long(4)), hwm=_long(4),
             ),
             _int(2).isNotNull() & _long(4).isNotNull(),
         ),
         "truncate_below_hwm": (
-            event(
+            _ev(
                 "truncation", topic=_g(1), partition=_int(2), replica=replica,
                 truncate_to=_long(3), hwm=_long(4),
             ),
             _int(2).isNotNull() & _long(3).isNotNull() & _long(4).isNotNull(),
         ),
         "shrink": (
-            event(
+            _ev(
                 "isr_shrink", topic=p_topic, partition=p_partition, replica=replica,
                 isr=int_list(F.get(F.col("bl_groups"), F.lit(2))), hwm=_long(3), leo=_long(4),
             ),
-            p_partition.isNotNull() & _long(3).isNotNull() & _long(4).isNotNull()
+            # 0.11-2.1 print the ISRs alone: no HWM, no LEO
+            p_partition.isNotNull()
+            & ((_raw(3) == "") | (_long(3).isNotNull() & _long(4).isNotNull()))
             & _list_ok(int_list(F.get(F.col("bl_groups"), F.lit(2)))),
         ),
         "expand": (
-            event(
+            _ev(
                 "isr_expand", topic=p_topic, partition=p_partition, replica=replica,
                 isr=int_list(F.get(F.col("bl_groups"), F.lit(2))),
             ),
             p_partition.isNotNull() & _list_ok(int_list(F.get(F.col("bl_groups"), F.lit(2)))),
         ),
         "isr_updated": (
-            event(
+            _ev(
                 "isr_updated", topic=p_topic, partition=p_partition, replica=replica,
                 isr=int_list(_raw(2)), partition_epoch=_int(7), under_min_isr=under_min_isr,
             ),
             p_partition.isNotNull() & _int(7).isNotNull() & _list_ok(int_list(_raw(2))),
         ),
         "hwm_regression": (
-            event(
+            _ev(
                 "hwm_regression_warning", topic=p_topic, partition=p_partition,
                 replica=replica, previous_hwm=_long(1), hwm=_long(2),
             ),
             p_partition.isNotNull() & _long(1).isNotNull() & _long(2).isNotNull(),
         ),
         "log_loaded": (
-            event("log_loaded", topic=_g(1), partition=_int(2), replica=replica, hwm=_long(3)),
+            _ev("log_loaded", topic=_g(1), partition=_int(2), replica=replica, hwm=_long(3)),
             _int(2).isNotNull() & _long(3).isNotNull(),
         ),
         "recovering": (
-            event("recovering", topic=_g(1), partition=_int(2), replica=replica, leader=replica),
+            _ev("recovering", topic=_g(1), partition=_int(2), replica=replica, leader=replica),
             _int(2).isNotNull(),
         ),
         "unclean_change": (
-            event(
+            _ev(
                 "unclean_partition_change", topic=_g(1), partition=_int(2), topic_id=_g(3),
                 leader=_diff_new(diff, "leader", r"(-?\d+)").try_cast("int"),
                 leader_epoch=_diff_new(diff, "leaderEpoch", r"(-?\d+)").try_cast("int"),
@@ -797,13 +1205,13 @@ def _events() -> tuple[Column, Column]:
             _int(2).isNotNull() & _list_ok(int_list(_diff_new(diff, "isr", r"(\[[\d, ]*\])"))),
         ),
         "unclean_election": (
-            event(
+            _ev(
                 "unclean_partition_change", topic_id=_g(1), partition=_int(2), leader=_int(3)
             ),
             _int(2).isNotNull() & _int(3).isNotNull(),
         ),
         "leader_and_isr": (
-            event(
+            _ev(
                 "leader_and_isr", topic=F.coalesce(_g(1), _g(3)),
                 partition=F.coalesce(_int(2), _int(4)), leader=_int(7), leader_epoch=_int(8),
                 isr=int_list(F.get(F.col("bl_groups"), F.lit(9))),
@@ -818,24 +1226,241 @@ def _events() -> tuple[Column, Column]:
             & _list_ok(int_list(F.get(F.col("bl_groups"), F.lit(9)))),
         ),
         "zk_unclean": (
-            event(
+            _ev(
                 "zk_unclean_election", topic=F.coalesce(_g(1), _g(3)),
                 partition=F.coalesce(_int(2), _int(4)), leader=_int(5),
             ),
             F.coalesce(_int(2), _int(4)).isNotNull() & _int(5).isNotNull(),
         ),
     }  # fmt: skip
-    events: Column | None = None
+    by_template.update(_old_and_startup_events(replica, p_topic, p_partition, controller_epoch))
     required: Column | None = None
-    for name, (ev, req) in by_template.items():
-        events = (
-            F.when(t == name, F.array(ev))
-            if events is None
-            else events.when(t == name, F.array(ev))
-        )
+    keep: Column = F.lit(True)
+    for name, (_, _req, *kept) in by_template.items():
+        # ``kept`` false: a line we read and use nothing of (ignored by rule)
+        if kept:
+            keep = F.when(t == name, kept[0]).otherwise(keep)
+    events = F.when(keep, F.array(_assemble(t, by_template))).otherwise(no_rows())
+    for name, (_, req, *_kept) in by_template.items():
         required = F.when(t == name, req) if required is None else required.when(t == name, req)
     assert events is not None and required is not None
     return events, required
+
+
+def _n(template: str, group: str) -> Column:
+    """A named group of a template's regex ("" -> null)."""
+    return _g(_GROUP_INDEX[template][group])
+
+
+def _tp_of(template: str, suffix: str = "") -> tuple[Column, Column]:
+    """(topic, partition) of a ``_tp`` group pair: ``[t,p]`` or ``t-p``."""
+    topic = F.coalesce(_n(template, f"ot{suffix}"), _n(template, f"nt{suffix}"))
+    partition = F.coalesce(_n(template, f"op{suffix}"), _n(template, f"np{suffix}"))
+    return topic, partition.try_cast("int")
+
+
+def _old_and_startup_events(
+    replica: Column, p_topic: Column, p_partition: Column, controller_epoch: Column
+) -> dict[str, tuple[Column, ...]]:
+    """(event, required[, keep]) of the pre-2.8 templates (addendum 9), log
+    load and recovery (10) and version and config markers (13)."""
+    leader_of_prefix = F.nullif(F.col("bl_prefix_leader"), F.lit("")).try_cast("int")
+    out: dict[str, tuple[Column, ...]] = {}
+
+    def lai(name: str, topic: Column, partition: Column, line_epoch: Column) -> None:
+        """A LeaderAndIsr decision as the controller sent it or a broker got it:
+        leader_and_isr, as the request log's (partition_epoch = zkVersion)."""
+        li = name.endswith("_old")
+        if name == "sending_old":
+            leader, epoch, isr = _n(name, "liLeader"), _n(name, "liEpoch"), _n(name, "liIsr")
+            zk, state_ce, replicas = _n(name, "liZk"), _n(name, "liCe"), F.lit(None)
+        elif li:  # received_old: PartitionStateInfo (0.8.2-0.9) or PartitionState (0.10-0.11)
+            leader = F.coalesce(_n(name, "liLeader"), _n(name, "psLeader"))
+            epoch = F.coalesce(_n(name, "liEpoch"), _n(name, "psEpoch"))
+            isr = F.coalesce(_n(name, "liIsr"), _n(name, "psIsr"))
+            zk = F.coalesce(_n(name, "liZk"), _n(name, "psZk"))
+            state_ce = F.coalesce(_n(name, "liCe"), _n(name, "psCe"))
+            replicas = F.coalesce(_n(name, "allReplicas"), _n(name, "psReplicas"))
+        else:
+            leader, epoch, isr = _n(name, "psLeader"), _n(name, "psEpoch"), _n(name, "psIsr")
+            zk, state_ce, replicas = _n(name, "psZk"), _n(name, "psCe"), _n(name, "psReplicas")
+        isr_list = int_list(F.coalesce(isr, F.lit("")))
+        replica_list = int_list(F.coalesce(replicas, F.lit("")))
+        out[name] = (
+            _ev(
+                "leader_and_isr", topic=topic, partition=partition, leader=leader.try_cast("int"),
+                leader_epoch=epoch.try_cast("int"), isr=isr_list,
+                replicas=F.when(replicas.isNotNull(), replica_list),
+                partition_epoch=zk.try_cast("int"),
+                controller_epoch=F.coalesce(line_epoch, state_ce.try_cast("int")),
+            ),
+            partition.isNotNull() & leader.try_cast("int").isNotNull()
+            & epoch.try_cast("int").isNotNull() & _list_ok(isr_list) & _list_ok(replica_list)
+            & (zk.isNull() | zk.try_cast("int").isNotNull()),
+        )  # fmt: skip
+
+    topic, partition = _tp_of("sending_old")
+    lai("sending_old", topic, partition, _n("sending_old", "ce").try_cast("int"))
+    lai("sending", _n("sending", "t"), _n("sending", "p").try_cast("int"), controller_epoch)
+    topic, partition = _tp_of("received_old")
+    lai("received_old", topic, partition, _n("received_old", "ce").try_cast("int"))
+    lai(
+        "received",
+        F.coalesce(_n("received", "t"), _n("received", "psTopic")),
+        F.coalesce(_n("received", "p"), _n("received", "psPartition")).try_cast("int"),
+        _n("received", "ce").try_cast("int"),
+    )
+
+    for name, kind in (("shrink_old", "isr_shrink"), ("expand_old", "isr_expand")):
+        topic, partition = _tp_of(name)
+        isr = int_list(F.coalesce(_n(name, "new"), F.lit("")))
+        out[name] = (
+            _ev(kind, topic=topic, partition=partition, replica=replica, isr=isr),
+            partition.isNotNull() & _list_ok(isr) & (F.size(isr) > 0),
+        )
+
+    for name in ("leader_old", "leader_24"):
+        partition = _n(name, "p").try_cast("int")
+        leo = _n(name, "o").try_cast("long")
+        epoch = _n(name, "e").try_cast("int")
+        hwm = _n(name, "h").try_cast("long") if name == "leader_24" else F.lit(None)
+        out[name] = (
+            _ev(
+                "become_leader", topic=_n(name, "t"), partition=partition, replica=replica,
+                leader=replica, leader_epoch=epoch, leo=leo, hwm=hwm,
+            ),
+            partition.isNotNull() & epoch.isNotNull() & leo.isNotNull() & replica.isNotNull()
+            & ((name == "leader_old") | hwm.isNotNull()),
+        )  # fmt: skip
+
+    o = _n("truncate_log_old", "o").try_cast("long")
+    partition = _n("truncate_log_old", "p").try_cast("int")
+    out["truncate_log_old"] = (
+        _ev(
+            "truncation", topic=_n("truncate_log_old", "t"), partition=partition,
+            replica=replica, truncate_to=o,
+        ),
+        partition.isNotNull() & o.isNotNull(),
+    )  # fmt: skip
+
+    # 9.6: the follower halts instead of truncating below its leader
+    halt_partition = _n("halt", "p").try_cast("int")
+    leo, lleo = _n("halt", "leo").try_cast("long"), _n("halt", "lleo").try_cast("long")
+    out["halt"] = (
+        _ev(
+            "fetcher_halt", topic=F.coalesce(_n("halt", "t"), _n("halt", "topic")),
+            partition=halt_partition,
+            replica=F.coalesce(_n("halt", "me").try_cast("int"), replica),
+            leader=F.coalesce(_n("halt", "l").try_cast("int"), leader_of_prefix),
+            leo=leo, truncate_to=lleo,
+        ),
+        # 0.8.2-0.10.0 name the topic only: the partition stays unknown
+        (halt_partition.isNotNull() | _n("halt", "topic").isNotNull())
+        & leo.isNotNull() & lleo.isNotNull(),
+    )  # fmt: skip
+    topic, partition = _tp_of("reset_old")
+    for name, tp in (("reset_old", (topic, partition)),
+                     ("reset", (_n("reset", "t"), _n("reset", "p").try_cast("int")))):  # fmt: skip
+        leo, to = _n(name, "leo").try_cast("long"), _n(name, "to").try_cast("long")
+        leader = _n(name, "l").try_cast("int") if name == "reset_old" else F.lit(None)
+        out[name] = (
+            _ev(
+                "offset_reset", topic=tp[0], partition=tp[1],
+                replica=F.coalesce(
+                    _n(name, "me").try_cast("int") if name == "reset_old" else F.lit(None),
+                    replica,
+                ),
+                leader=F.coalesce(leader, leader_of_prefix), leo=leo, truncate_to=to,
+            ),
+            tp[1].isNotNull() & leo.isNotNull() & to.isNotNull(),
+        )  # fmt: skip
+
+    # 10.1: the restart, per data directory (partition null)
+    for name, clean in (("restart_clean", True), ("restart_unclean", False),
+                        ("loading_logs", None)):  # fmt: skip
+        out[name] = (
+            _ev("broker_restart", replica=replica, clean_shutdown=F.lit(clean).cast("boolean")),
+            F.lit(True),
+        )
+    # 10.2
+    partition = F.coalesce(_n("log_recovered", "p"), _n("log_recovered", "p2")).try_cast("int")
+    partition = F.coalesce(partition, p_partition)
+    base = _n("log_recovered", "base").try_cast("long")
+    out["log_recovered"] = (
+        _ev(
+            "log_recovered",
+            topic=F.coalesce(_n("log_recovered", "t"), _n("log_recovered", "t2"), p_topic),
+            partition=partition, replica=replica, base_offset=base,
+        ),
+        partition.isNotNull() & base.isNotNull(),
+    )  # fmt: skip
+    for name in ("corruption", "invalid_offset"):
+        partition = F.coalesce(_n(name, "p").try_cast("int"), p_partition)
+        o = _n(name, "o").try_cast("long")
+        base = _n(name, "base").try_cast("long") if name == "corruption" else F.lit(None)
+        out[name] = (
+            _ev(
+                "recovery_truncation", topic=F.coalesce(_n(name, "t"), p_topic),
+                partition=partition, replica=replica, truncate_to=o, base_offset=base,
+            ),
+            partition.isNotNull() & o.isNotNull(),
+        )  # fmt: skip
+    # 10.3
+    c = "completed_load"
+    partition = F.coalesce(_n(c, "p"), _n(c, "p2")).try_cast("int")
+    partition = F.coalesce(partition, p_partition)
+    leo = F.coalesce(_n(c, "leoA"), _n(c, "leoB"), _n(c, "leoC")).try_cast("long")
+    lso = F.coalesce(_n(c, "lsoA"), _n(c, "lsoB"), _n(c, "lsoC"))
+    out[c] = (
+        _ev(
+            "log_end_at_load", topic=F.coalesce(_n(c, "t"), _n(c, "t2"), p_topic),
+            partition=partition, replica=replica, leo=leo,
+            log_start_offset=lso.try_cast("long"),
+        ),
+        partition.isNotNull() & leo.isNotNull()
+        & (lso.isNull() | lso.try_cast("long").isNotNull()),
+    )  # fmt: skip
+    partition = F.coalesce(_n("producer_state", "p").try_cast("int"), p_partition)
+    o = _n("producer_state", "o").try_cast("long")
+    out["producer_state"] = (
+        _ev(
+            "log_end_at_load", topic=F.coalesce(_n("producer_state", "t"), p_topic),
+            partition=partition, replica=replica, leo=o,
+        ),
+        partition.isNotNull() & o.isNotNull(),
+        # only while loading (the LogLoader's prefix): after a truncation the
+        # same text says nothing about the load
+        F.col("bl_prefix").startswith("LogLoader "),
+    )  # fmt: skip
+
+    # 13: version and config markers (replica: the file's broker)
+    v = _n("kafka_version", "v")
+    out["kafka_version"] = (_ev("broker_config", replica=replica, kafka_version=v), v.isNotNull())
+    key, val = _n("config", "key"), F.coalesce(_n("config", "val"), F.lit(""))
+    roles = F.regexp_extract(val, r"^\[([\w, ]*)\]$", 0) != ""
+    kraft = F.regexp_extract(val, r"^\[\s*\]$", 0) == ""
+    mode = F.when(
+        key == "process.roles", F.when(kraft, F.lit("kraft")).otherwise(F.lit("zk"))
+    ).when(key == "zookeeper.connect", F.lit("zk"))
+    unclean = F.when(key == "unclean.leader.election.enable", F.lower(val))
+    min_isr = F.when(key == "min.insync.replicas", val.try_cast("int"))
+    out["config"] = (
+        _ev(
+            "broker_config", replica=replica, mode=mode,
+            inter_broker_protocol=F.when(key == "inter.broker.protocol.version", val),
+            unclean_election_enabled=F.when(unclean == "true", F.lit(True)).when(
+                unclean == "false", F.lit(False)
+            ),
+            min_isr=min_isr,
+        ),
+        F.when(key == "process.roles", roles)
+        .when(key == "unclean.leader.election.enable", unclean.isin("true", "false"))
+        .when(key == "min.insync.replicas", min_isr.isNotNull())
+        .otherwise(val != ""),
+        # KRaft prints ``zookeeper.connect = null``: no mode from it
+        ~((key == "zookeeper.connect") & (val == "null")),
+    )  # fmt: skip
+    return out
 
 
 def with_verdict(df: DataFrame) -> DataFrame:

@@ -28,6 +28,13 @@ entry is parsed.
   folder name), which also feeds the topic-name join; ZERO_UUID is rejected
   (``Invalid topic ID in partition metadata file (...)``).
 
+Two leniencies a person's copy needs (DESIGN "Inputs"): trailing blanks on
+a line (a checkpoint pasted into a ticket) are not part of its values; and a
+well-formed ``leader-epoch-checkpoint`` or ``partition.metadata`` outside a
+``<topic>-<partition>/`` folder, whose partition no path names, is read and
+ignored by rule (unattributable), where a malformed one is still quarantined
+with Kafka's reason.
+
 Files are recognised by name and content (the first line an int, or
 ``version`` for partition.metadata; ``sniff.py``). They are small by nature
 (one line per partition at most), so the driver reads them whole and the
@@ -95,7 +102,7 @@ def is_checkpoint_file(path: str, first_line: str | None) -> bool:
     name = checkpoint_name(path)
     if name is None or first_line is None:
         return False
-    head = first_line[:64]
+    head = first_line[:64].rstrip()
     if name == PARTITION_METADATA:
         return head.startswith("version")
     return bool(_INT_RE.search(head))
@@ -217,8 +224,12 @@ def outcomes(lines: DataFrame) -> DataFrame:
         "observer",
         F.struct(
             (F.col("idx") + 1).alias("line_no"),
-            F.substring(value, 1, QUARANTINE_TEXT_LIMIT + 1).alias("text"),
+            # a person's paste may leave trailing blanks: read without them
+            F.regexp_replace(
+                F.substring(value, 1, QUARANTINE_TEXT_LIMIT + 1), r"[ \t]+$", ""
+            ).alias("text"),
             unreadable_reason(value).alias("unreadable"),
+            F.substring(value, 1, QUARANTINE_TEXT_LIMIT + 1).alias("raw"),
         ).alias("l"),
     )
     files = per_block.groupBy("source_file", "observer").agg(
@@ -232,11 +243,8 @@ def outcomes(lines: DataFrame) -> DataFrame:
     dir_partition = F.nullif(F.regexp_extract(source_file, _PARTITION_DIR, 2), F.lit(""))
     dir_partition = dir_partition.try_cast("int")
     pm_reason, topic_id = _partition_metadata(lines, location)
-    no_dir = F.format_string("%s outside a <topic>-<partition> folder: [%s]", name, location)
-    reason = (
-        F.when(name.isin(LEADER_EPOCH, PARTITION_METADATA) & dir_partition.isNull(), no_dir)
-        .when(name == PARTITION_METADATA, pm_reason)
-        .otherwise(_offset_file_reason(name, lines, location))
+    reason = F.when(name == PARTITION_METADATA, pm_reason).otherwise(
+        _offset_file_reason(name, lines, location)
     )
     verdicts = files.select(
         "source_file", "observer", "lines", reason.alias("reason"),
@@ -281,9 +289,15 @@ def outcomes(lines: DataFrame) -> DataFrame:
     )
     # partition.metadata: the topic_id line (2) is the record; others (1) header.
     is_record = F.when(name_c == PARTITION_METADATA, F.col("l.line_no") == 2).otherwise(~header)
-    # null (no row) for the header lines of a good file: ignored by rule.
-    rows = F.when(reason_c.isNotNull(), quarantined(reason_c, text)).when(
-        is_record & name_c.isin(*READ), F.array(entry)
+    # null (no row) for the header lines of a good file: ignored by rule; so
+    # is every line of a good file whose partition no path names (a
+    # leader-epoch-checkpoint or partition.metadata outside its
+    # ``<topic>-<partition>/`` folder: unattributable).
+    attributable = (
+        ~name_c.isin(LEADER_EPOCH, PARTITION_METADATA) | F.col("dir_partition").isNotNull()
+    )
+    rows = F.when(reason_c.isNotNull(), quarantined(reason_c, F.col("l.raw"))).when(
+        is_record & name_c.isin(*READ) & attributable, F.array(entry)
     )
     exploded = per_line.select(
         "source_file",

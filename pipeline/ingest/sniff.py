@@ -20,8 +20,9 @@ its kind there, before Spark reads anything:
 
 The kind is the head's vote, by the rules of :func:`classify` (the same
 votes the readers' marks cast before, now over the head's complete lines):
-a file whose first :data:`HEAD_BYTES` hold no line of any kind is
-``unrecognised`` (its lines are counted and ignored by rule).
+a file whose first :data:`HEAD_BYTES` hold no line of any kind, and whose
+name is no Kafka artefact's (:func:`kind_by_name`), is ``unrecognised`` (its
+lines are counted and ignored by rule).
 """
 
 from __future__ import annotations
@@ -182,13 +183,17 @@ def classify(path: str, lines: Sequence[str]) -> str:
     by its ``Dumping`` headers alone (payloads never vote); a znode dump
     when its state lines outnumber dump and broker-log marks; a
     point-in-time view (``views.py``) when its tools' lines outnumber dump
-    and broker-log marks; then a metadata dump; then a broker log; last, a
+    and broker-log marks; then a metadata dump; then a broker log; then a
     file at least half of whose lines are GetOffsetShell's plain
-    ``topic:partition:offset`` (too plain to outvote anything).
+    ``topic:partition:offset`` (too plain to outvote anything); then a file
+    whose lines are in the log4j layout (a broker log, even when no line is
+    one we read). Last, a file carrying a Kafka artefact's own name and at
+    least one line is that artefact (:func:`kind_by_name`), never
+    ``unrecognised``.
     """
     if checkpoint.is_checkpoint_file(path, lines[0] if lines else None):
         return checkpoint.KIND
-    rl = md = bl = sd = mh = zn = vw = go = filled = 0
+    rl = md = bl = sd = mh = zn = vw = go = filled = layout = 0
     for line in lines:
         if request_log.marks_line(line):
             rl += 1
@@ -201,6 +206,7 @@ def classify(path: str, lines: Sequence[str]) -> str:
         vw += views.marks_line(line)
         go += views.offsets_line(line)
         filled += bool(line.strip())
+        layout += broker_log.layout_line(line)
     if rl > md and rl >= bl and rl > 0:
         return request_log.KIND
     if sd > 0 and mh == 0:
@@ -215,6 +221,27 @@ def classify(path: str, lines: Sequence[str]) -> str:
         return broker_log.KIND
     if go > 0 and go * 2 >= filled:
         return views.KIND
+    if layout > 0:
+        return broker_log.KIND
+    return kind_by_name(path) if lines else UNRECOGNISED
+
+
+#: Kafka's own file names (rotations and compression suffixes after them).
+_LOG_NAMES = ("server.log", "state-change.log", "controller.log")
+_REQUEST_LOG_NAMES = ("kafka-request.log",)
+
+
+def kind_by_name(path: str) -> str:
+    """The kind a Kafka artefact's own file name says (no line voted), else
+    ``unrecognised``: its reader then reads what it can and quarantines what
+    it cannot (a checkpoint of the wrong shape gets Kafka's own reason)."""
+    name = path.rsplit("/", 1)[-1]
+    if checkpoint.checkpoint_name(path) is not None:
+        return checkpoint.KIND
+    if name.startswith(_LOG_NAMES):
+        return broker_log.KIND
+    if name.startswith(_REQUEST_LOG_NAMES):
+        return request_log.KIND
     return UNRECOGNISED
 
 
