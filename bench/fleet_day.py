@@ -12,8 +12,11 @@
    (each cluster's day folder linked as ``cluster=<name>``, as the DAG's fleet
    audit does), with ``--state``, into a lake of its own.
 
-Prints the two walls and their ratio (the goal of issue 11: <= 1.5) as JSON;
-dags/README.md keeps the figures. Needs the ``airflow`` extra
+Prints the two walls and their ratio (the goal of issue 11: <= 1.5) as JSON,
+with the CPU seconds (user + system) of each command's whole process tree
+(Airflow, the CLI, the JVM and its Python workers): on a shared machine the
+CPU seconds say what the work costs when the wall says mostly how busy the
+machine was. dags/README.md keeps the figures. Needs the ``airflow`` extra
 (``bash setup.sh --dev --airflow``).
 """
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -59,7 +63,12 @@ def make_archive(archive: Path, clusters: int, day: str) -> list[str]:
     return names
 
 
-def airflow_day(work: Path, dags: Path, names: list[str], day: str) -> float:
+def cpu_of_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def airflow_day(work: Path, dags: Path, names: list[str], day: str) -> tuple[float, float]:
     home = work / "airflow"
     variable = {
         "archive_root": str(work / "archive"),
@@ -80,7 +89,7 @@ def airflow_day(work: Path, dags: Path, names: list[str], day: str) -> float:
         [str(BIN / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True
     )
     logical = (date.fromisoformat(day) + timedelta(days=1)).isoformat()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_of_children()
     proc = subprocess.run(
         [str(BIN / "airflow"), "dags", "test", "epochtrail_daily_audit", logical],
         env=env,
@@ -88,21 +97,21 @@ def airflow_day(work: Path, dags: Path, names: list[str], day: str) -> float:
         text=True,
         errors="replace",
     )
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, cpu_of_children() - cpu
     log = proc.stdout + proc.stderr
     (work / "airflow-dags-test.log").write_text(log)
     finished = [line for line in log.splitlines() if "DagRun Finished" in line]
     if proc.returncode != 0 or not finished or "state=success" not in finished[-1]:
         raise SystemExit(f"airflow dags test failed; log in {work / 'airflow-dags-test.log'}")
-    return wall
+    return wall, cpu
 
 
-def fleet_run(work: Path, names: list[str], day: str) -> float:
+def fleet_run(work: Path, names: list[str], day: str) -> tuple[float, float]:
     view = work / "view"
     view.mkdir()
     for name in names:
         (view / f"cluster={name}").symlink_to(work / "archive" / name / day)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_of_children()
     proc = subprocess.run(
         [
             str(BIN / "epochtrail"),
@@ -117,11 +126,11 @@ def fleet_run(work: Path, names: list[str], day: str) -> float:
         text=True,
         errors="replace",
     )
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, cpu_of_children() - cpu
     (work / "fleet-run.log").write_text(proc.stdout + proc.stderr)
     if proc.returncode not in (0, 1, 3):
         raise SystemExit(f"epochtrail run exited {proc.returncode}; log in {work}/fleet-run.log")
-    return wall
+    return wall, cpu
 
 
 def main() -> None:
@@ -140,17 +149,20 @@ def main() -> None:
     mb = sum(f.stat().st_size for f in (work / "archive").rglob("*") if f.is_file()) / 1e6
     result: dict[str, object] = {
         "clusters": args.clusters,
+        "load_average_1m_at_start": os.getloadavg()[0],
         "archive_mb": round(mb, 2),
         "dags": str(args.dags),
     }
     if not args.skip_dag:
-        dag_wall = airflow_day(work, args.dags.resolve(), names, args.day)
-        result["dag_wall_s"] = round(dag_wall, 1)
+        dag_wall, dag_cpu = airflow_day(work, args.dags.resolve(), names, args.day)
+        result.update(dag_wall_s=round(dag_wall, 1), dag_cpu_s=round(dag_cpu, 1))
+        print(json.dumps(result), flush=True)
     if not args.skip_fleet_run:
-        fleet_wall = fleet_run(work, names, args.day)
-        result["fleet_run_wall_s"] = round(fleet_wall, 1)
+        fleet_wall, fleet_cpu = fleet_run(work, names, args.day)
+        result.update(fleet_run_wall_s=round(fleet_wall, 1), fleet_run_cpu_s=round(fleet_cpu, 1))
     if not args.skip_dag and not args.skip_fleet_run:
         result["ratio"] = round(dag_wall / fleet_wall, 2)
+        result["cpu_ratio"] = round(dag_cpu / fleet_cpu, 2)
     print(json.dumps(result))
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
