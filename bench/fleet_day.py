@@ -13,10 +13,10 @@
    audit does), with ``--state``, into a lake of its own.
 
 Prints the two walls and their ratio (the goal of issue 11: <= 1.5) as JSON,
-with the CPU seconds (user + system) of each command's whole process tree
-(Airflow, the CLI, the JVM and its Python workers): on a shared machine the
-CPU seconds say what the work costs when the wall says mostly how busy the
-machine was. dags/README.md keeps the figures. Needs the ``airflow`` extra
+with the load average when it started (the machine may be shared: the two
+walls compare only when measured under the same load). The manifests each
+run files in its lake (`manifests/cluster=*/date=*/run_manifest.json`) give
+the stage timings. dags/README.md keeps the figures. Needs the ``airflow`` extra
 (``bash setup.sh --dev --airflow``).
 """
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -63,12 +62,7 @@ def make_archive(archive: Path, clusters: int, day: str) -> list[str]:
     return names
 
 
-def cpu_of_children() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def airflow_day(work: Path, dags: Path, names: list[str], day: str) -> tuple[float, float]:
+def airflow_day(work: Path, dags: Path, names: list[str], day: str) -> float:
     home = work / "airflow"
     variable = {
         "archive_root": str(work / "archive"),
@@ -89,7 +83,7 @@ def airflow_day(work: Path, dags: Path, names: list[str], day: str) -> tuple[flo
         [str(BIN / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True
     )
     logical = (date.fromisoformat(day) + timedelta(days=1)).isoformat()
-    start, cpu = time.perf_counter(), cpu_of_children()
+    start = time.perf_counter()
     proc = subprocess.run(
         [str(BIN / "airflow"), "dags", "test", "epochtrail_daily_audit", logical],
         env=env,
@@ -97,21 +91,21 @@ def airflow_day(work: Path, dags: Path, names: list[str], day: str) -> tuple[flo
         text=True,
         errors="replace",
     )
-    wall, cpu = time.perf_counter() - start, cpu_of_children() - cpu
+    wall = time.perf_counter() - start
     log = proc.stdout + proc.stderr
     (work / "airflow-dags-test.log").write_text(log)
     finished = [line for line in log.splitlines() if "DagRun Finished" in line]
     if proc.returncode != 0 or not finished or "state=success" not in finished[-1]:
         raise SystemExit(f"airflow dags test failed; log in {work / 'airflow-dags-test.log'}")
-    return wall, cpu
+    return wall
 
 
-def fleet_run(work: Path, names: list[str], day: str) -> tuple[float, float]:
+def fleet_run(work: Path, names: list[str], day: str) -> float:
     view = work / "view"
     view.mkdir()
     for name in names:
         (view / f"cluster={name}").symlink_to(work / "archive" / name / day)
-    start, cpu = time.perf_counter(), cpu_of_children()
+    start = time.perf_counter()
     proc = subprocess.run(
         [
             str(BIN / "epochtrail"),
@@ -126,11 +120,11 @@ def fleet_run(work: Path, names: list[str], day: str) -> tuple[float, float]:
         text=True,
         errors="replace",
     )
-    wall, cpu = time.perf_counter() - start, cpu_of_children() - cpu
+    wall = time.perf_counter() - start
     (work / "fleet-run.log").write_text(proc.stdout + proc.stderr)
     if proc.returncode not in (0, 1, 3):
         raise SystemExit(f"epochtrail run exited {proc.returncode}; log in {work}/fleet-run.log")
-    return wall, cpu
+    return wall
 
 
 def main() -> None:
@@ -154,15 +148,15 @@ def main() -> None:
         "dags": str(args.dags),
     }
     if not args.skip_dag:
-        dag_wall, dag_cpu = airflow_day(work, args.dags.resolve(), names, args.day)
-        result.update(dag_wall_s=round(dag_wall, 1), dag_cpu_s=round(dag_cpu, 1))
+        dag_wall = airflow_day(work, args.dags.resolve(), names, args.day)
+        result["dag_wall_s"] = round(dag_wall, 1)
         print(json.dumps(result), flush=True)
     if not args.skip_fleet_run:
-        fleet_wall, fleet_cpu = fleet_run(work, names, args.day)
-        result.update(fleet_run_wall_s=round(fleet_wall, 1), fleet_run_cpu_s=round(fleet_cpu, 1))
+        result["load_average_1m_before_fleet_run"] = os.getloadavg()[0]
+        fleet_wall = fleet_run(work, names, args.day)
+        result["fleet_run_wall_s"] = round(fleet_wall, 1)
     if not args.skip_dag and not args.skip_fleet_run:
         result["ratio"] = round(dag_wall / fleet_wall, 2)
-        result["cpu_ratio"] = round(dag_cpu / fleet_cpu, 2)
     print(json.dumps(result))
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
