@@ -6,7 +6,7 @@
 # pyproject.toml or constraints.txt changed.
 #
 # The lock: constraints.txt pins every package beneath the direct ones (numpy,
-# jinja2, pydantic, Airflow's hundreds) for Python 3.11, compiled from
+# jinja2, pydantic, Airflow's dependencies) for Python 3.11, compiled from
 # pyproject.toml with all extras, so a clone installs the versions that were
 # tested. Refresh it after changing a dependency in pyproject.toml with
 #     bash setup.sh --lock
@@ -82,5 +82,20 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install --quiet "pip==$PIP_VERSION"
   .venv/bin/python -m pip install --quiet --constraint constraints.txt -e ".${extra}"
   echo "$want" > "$stamp"
+fi
+# --dev: headless Chromium for tests/test_report_browser.py (the report as a
+# browser builds it). Installed with apt-get where that works (Debian/Ubuntu
+# as root, as in CI); anywhere else the test is skipped, and says so.
+if [[ " ${extras[*]:-} " == *" dev "* ]] && ! command -v chromium >/dev/null 2>&1 &&
+   ! command -v chromium-browser >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 ||
+      { apt-get update -qq >/dev/null 2>&1 &&
+        apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1; } ||
+      echo "note: could not install chromium with apt-get; the browser test will be skipped." >&2
+  else
+    echo "note: no headless Chromium (install Debian's 'chromium' package, which needs apt-get" >&2
+    echo "and root); tests/test_report_browser.py will be skipped until then." >&2
+  fi
 fi
 echo "epochtrail is set up in .venv${extra:+ with $extra} (Java $major, $(.venv/bin/python --version))."

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from pipeline.run import EXIT_BAD_INPUT, BadInput, RunOptions, read_table
+from pipeline.run import EXIT_BAD_INPUT, BadInput, RunOptions
 from replay.types import Profile
 from simulator.cli import simulate_command
 
@@ -108,11 +109,20 @@ def run(
             help="Replace client ids and principals in the published log lines by pseudonyms.",
         ),
     ] = False,
+    data_docs: Annotated[
+        bool,
+        typer.Option(
+            "--data-docs",
+            help="Also build Great Expectations' static Data Docs site under OUT/data_docs/.",
+        ),
+    ] = False,
 ) -> None:
     """Ingest artefacts, replay every partition against the protocol, publish findings."""
+    from pipeline.progress import for_stderr
     from pipeline.run import run_job
 
     _require_java()
+    stage, close_progress = for_stderr()
     try:
         summary = run_job(
             RunOptions(
@@ -126,11 +136,15 @@ def run(
                 state=state,
                 redact=redact,
                 validate=validate,
+                data_docs=data_docs,
+                progress=stage,
             )
         )
     except BadInput as error:
+        close_progress()
         err_console.print(f"[red]bad input:[/red] {error}")
         raise typer.Exit(EXIT_BAD_INPUT) from error
+    close_progress()
     _print_summary(summary.manifest, summary.findings)
     raise typer.Exit(summary.exit_code)
 
@@ -147,6 +161,11 @@ def _print_summary(manifest: dict[str, Any], findings: list[dict[str, Any]]) -> 
         f"{manifest['lines_parsed']}, ignored {manifest['lines_ignored']}, quarantined "
         f"{manifest['quarantined_lines']}"
     )
+    unread = [f for f in manifest["files"] if f.get("note")]
+    if unread:
+        c.print(f"not read as lines: {len(unread)} file(s)", soft_wrap=True)
+        for f in unread:
+            c.print(f"  {f['path']}: {f['note']}", soft_wrap=True, markup=False, highlight=False)
     c.print(
         f"partitions {manifest['partitions']}: valid {v.get('valid', 0)}, invalid "
         f"{v.get('invalid', 0)}, unknown {v.get('unknown', 0)}"
@@ -158,8 +177,9 @@ def _print_summary(manifest: dict[str, Any], findings: list[dict[str, Any]]) -> 
     )
     if findings:
         table = Table(show_lines=False)
-        for col in ("kind", "severity", "partition", "epoch", "replica", "offsets", "lost"):
-            table.add_column(col)
+        _kind_column(table)
+        for col in ("severity", "partition", "epoch", "replica", "offsets", "lost"):
+            table.add_column(col, overflow="fold")
         for f in findings:
             table.add_row(
                 f["kind"],
@@ -196,6 +216,14 @@ def validation_lines(validation: dict[str, Any]) -> list[str]:
             )
             out.append(f"{suite['suite']}: {e['rule']}({', '.join(e['columns'])}) failed: {what}")
     return out
+
+
+def _kind_column(table: Table) -> None:
+    """The finding kind, never cut: ``committed_data_loss`` whole at 100
+    columns (other columns wrap first)."""
+    from replay.types import FindingKind
+
+    table.add_column("kind", no_wrap=True, min_width=max(len(k.value) for k in FindingKind))
 
 
 def _s(value: object) -> str:
@@ -237,13 +265,18 @@ def anomalies(
     format: Annotated[
         Format, typer.Option("--format", help="table, or json: one object per line.")
     ] = Format.table,
+    cluster: Annotated[
+        str | None, typer.Option("--cluster", help="Only this cluster (a fleet run).")
+    ] = None,
 ) -> None:
     """List the findings of a run (reads the Parquet directly, no Spark)."""
+    from pipeline.report import read_gold
+
     if not out.exists():
         err_console.print(f"[red]bad input:[/red] no such folder: {out}")
         raise typer.Exit(EXIT_BAD_INPUT)
     rows = sorted(
-        read_table(str(out), "anomalies"),
+        read_gold(str(out), "anomalies", cluster),
         key=lambda r: (
             r["cluster"],
             r["topic"] or "",
@@ -260,30 +293,25 @@ def anomalies(
     if not rows:
         out_console.print("no findings")
         return
-    table = Table()
-    for col in (
-        "anomaly_id",
-        "kind",
-        "severity",
-        "confidence",
-        "partition",
-        "epoch",
-        "replica",
-        "offsets",
-        "lost",
-    ):
-        table.add_column(col)
+    # no vertical rules: the id and the kind stay whole at 100 columns
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    # the id is what `explain` takes: never cut either
+    table.add_column("anomaly_id", no_wrap=True, min_width=max(len(r["anomaly_id"]) for r in rows))
+    _kind_column(table)
+    # severity over confidence in one cell: whole words, one column fewer
+    for col in ("severity", "partition", "epoch", "replica", "lost"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("offsets", overflow="fold")
     for r in rows:
         table.add_row(
             r["anomaly_id"],
             r["kind"],
-            r["severity"],
-            r["confidence"],
+            f"{r['severity']}\n{r['confidence']}",
             escape(f"{r['topic']}-{r['partition']}"),
             _s(r["leader_epoch"]),
             _s(r["replica"]),
-            _offsets(r),
             _s(r["records_lost"]),
+            _offsets(r),
         )
     out_console.print(table)
 
@@ -294,10 +322,11 @@ def explain(
     anomaly_id: Annotated[str, typer.Argument(help="The finding's anomaly_id.")],
 ) -> None:
     """Explain one finding: its sentence, the rule it breaks, its evidence in order."""
+    from pipeline.report import input_roots, load_manifest, read_gold, relative_source
     from replay.findings import REGISTRY
     from replay.types import FindingKind
 
-    matches = [r for r in read_table(str(out), "anomalies") if r["anomaly_id"] == anomaly_id]
+    matches = [r for r in read_gold(str(out), "anomalies") if r["anomaly_id"] == anomaly_id]
     if not matches:
         err_console.print(f"[red]bad input:[/red] no finding {anomaly_id} under {out}")
         raise typer.Exit(EXIT_BAD_INPUT)
@@ -309,8 +338,10 @@ def explain(
     if f.get("caused_by"):
         c.print("caused by: " + ", ".join(f["caused_by"]))
     c.print("evidence:")
+    roots = input_roots(load_manifest(str(out)))
     for e in f.get("evidence") or []:
-        c.print(f"  {e['source_file']}:{e['line_no']}", highlight=False)
+        where = f"{relative_source(e['source_file'], roots)}:{e['line_no']}"
+        c.print(f"  {where}", highlight=False, markup=False)
         c.print(f"    {e['text']}", soft_wrap=True, highlight=False, markup=False)
 
 
@@ -324,9 +355,13 @@ def timeline(
     format: Annotated[
         Format, typer.Option("--format", help="table, or json: one object per line.")
     ] = Format.table,
+    chart: Annotated[
+        Path | None,
+        typer.Option("--chart", help="Also write the partition's chart alone, as an SVG file."),
+    ] = None,
 ) -> None:
     """One partition's story in time order: leader epochs, ISRs, findings."""
-    from pipeline.report import parse_partition
+    from pipeline.report import parse_partition, partition_chart
     from pipeline.report import timeline as partition_timeline
 
     try:
@@ -344,6 +379,11 @@ def timeline(
             f"{escape(str(out))}"
         )
         raise typer.Exit(EXIT_BAD_INPUT)
+    if chart is not None:
+        svg = partition_chart(str(out), topic, number, cluster)
+        if svg is not None:
+            chart.write_text(svg + "\n", encoding="utf-8")
+            err_console.print(f"chart: {escape(str(chart))}", highlight=False)
     if format == Format.json:
         for entry in entries:
             sys.stdout.write(json.dumps(entry.as_dict()) + "\n")
@@ -366,15 +406,30 @@ def report(
     html_file: Annotated[
         Path | None, typer.Option("--html", help="Where to write it; default OUT/report.html.")
     ] = None,
+    partition: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--partition",
+            help="TOPIC-N: also chart this partition (partitions with findings always are).",
+        ),
+    ] = None,
 ) -> None:
     """Write the run as one self-contained HTML page (every log text escaped)."""
-    from pipeline.report import render_html
+    import os
+
+    from pipeline.report import parse_partition, render_html
 
     if not out.exists():
         err_console.print(f"[red]bad input:[/red] no such folder: {escape(str(out))}")
         raise typer.Exit(EXIT_BAD_INPUT)
+    try:
+        wanted = [parse_partition(p) for p in partition or []]
+    except ValueError as error:
+        err_console.print(f"[red]bad input:[/red] {escape(str(error))}")
+        raise typer.Exit(EXIT_BAD_INPUT) from None
     target = html_file or out / "report.html"
-    target.write_text(render_html(str(out)), encoding="utf-8")
+    base = os.path.relpath(out.resolve(), target.resolve().parent)
+    target.write_text(render_html(str(out), wanted, base), encoding="utf-8")
     out_console.print(f"report: {target}", highlight=False)
 
 

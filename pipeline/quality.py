@@ -4,7 +4,7 @@ DESIGN.md "Validation". Every suite is generated from ``schemas/``: a column
 declared non-nullable must hold no null, an offset column (Kafka's words:
 ``*offset*``, ``hwm``, ``leo``, ``truncate_to``) no negative value, an enum
 column only its declared domain. Two rules need more than one column or row
-and are checked on a derived column, in Spark, before GE sees the frame:
+and are checked on a derived column, computed before GE sees the frame:
 
 * ``topic_key``: a per-partition table (``partition`` declared non-null) must
   name the partition's topic by name or by id.
@@ -14,28 +14,34 @@ and are checked on a derived column, in Spark, before GE sees the frame:
   change bumps it). Never clock order: clocks of different brokers drift, and
   the replay, not the validation, owns the skew allowance.
 
-GE 1.24's Spark execution engine runs on PySpark 4.3 (measured: see
-docs/validation.md), so the tables that grow with the input (silver,
-replica_offsets, isr_timeline, quarantine) are validated where they are, on
-Spark; only GE's per-expectation results (counts and at most ``EXAMPLES``
-unexpected values) come back to the driver. Tables bounded by the number of
-partitions (``DRIVER_TABLES``) go to GE's pandas engine instead: same
-expectations, a tenth of the cost. The manifest's accounting identity is plain
-Python over the ``files`` list the run already holds.
+Every suite runs on GE's pandas engine, after at most one query for its
+rows: the gold tables as the run published them (read back with pyarrow, no
+Spark), silver's first ``SILVER_SAMPLE_ROWS`` rows (one Spark ``limit``
+query per table). GE's Spark engine costs a few Spark jobs and some 20
+planned ``limit(0)`` queries per suite whatever the size of the table
+(docs/validation.md): on the demo that was a quarter of the run. A silver
+table read only in part says so (``SuiteResult.sampled``). The manifest's
+accounting identity is plain Python over the ``files`` list the run already
+holds, so every line is accounted for whatever the bound.
+
+Besides the summary the manifest keeps, GE's own validation results are
+written as GE writes them (``OUT/validation/<suite>.json``) and, on request,
+GE's static Data Docs site (``OUT/data_docs/``).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
-from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession, Window
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DoubleType, IntegerType, LongType, StructType
 
 from replay.types import Profile
@@ -108,20 +114,10 @@ IDENTITIES: dict[str, tuple[str, ...]] = {
     "partition_health_daily": ("cluster", "topic_key", "partition", "date"),
 }
 
-#: Tables whose size follows the number of partitions (and days), not the
-#: number of input lines: they are validated on the driver, by GE's pandas
-#: engine, after one Spark job that collects just the columns the suite reads.
-#: Measured on the demo's tables, warm: 1.9 s against 15.8 s for the same four
-#: suites on GE's Spark engine, whose fixed cost is a handful of Spark jobs
-#: and some 20 planned-and-executed ``limit(0)`` queries per suite. Tables
-#: that grow with the input (silver, replica_offsets, isr_timeline,
-#: quarantine) stay on Spark.
-DRIVER_TABLES: tuple[str, ...] = (
-    "anomalies",
-    "epoch_lineage",
-    "partition_verdicts",
-    "partition_health_daily",
-)
+#: silver rows GE reads per table: the first this many (silver grows with the
+#: input; its rules are per row, and the replay accounts for every row
+#: anyway). Gold tables are read whole.
+SILVER_SAMPLE_ROWS = 20_000
 
 TOPIC_KEY = "topic_key"
 NUMBER = (IntegerType, LongType, DoubleType)
@@ -158,6 +154,10 @@ class SuiteResult:
     success: bool
     seconds: float
     expectations: list[ExpectationResult]
+    #: rows GE read
+    rows: int | None = None
+    #: a silver table's first SILVER_SAMPLE_ROWS rows, not all of it
+    sampled: bool = False
 
     def failed(self) -> list[ExpectationResult]:
         return [e for e in self.expectations if not e.success]
@@ -177,6 +177,9 @@ class QualityReport:
     success: bool
     seconds: float
     suites: list[SuiteResult]
+    #: where GE's own results went, relative to the run's out folder:
+    #: ``results`` (validation-result JSON files), ``data_docs`` (index page)
+    written: dict[str, Any] | None = None
 
     def suite(self, table: str) -> SuiteResult:
         return next(s for s in self.suites if s.table == table)
@@ -255,26 +258,27 @@ def _previous_epoch(order: str) -> str:
     return f"previous_leader_epoch_by_{order}"
 
 
-def _derive(table: str, schema: StructType) -> Callable[[DataFrame], DataFrame]:
+def _derive(table: str, schema: StructType) -> Callable[[Any], Any]:
+    """The derived columns of a table's suite, on the pandas frame GE reads."""
     per_partition = _is_per_partition(schema)
     lineage = table in LINEAGE_TABLES
 
-    def derive(df: DataFrame) -> DataFrame:
-        if per_partition:
-            df = df.withColumn(TOPIC_KEY, F.coalesce(F.col("topic"), F.col("topic_id")))
-        if lineage:
+    def derive(pdf: Any) -> Any:
+        pdf = pdf.copy()
+        if per_partition and {"topic", "topic_id"} <= set(pdf.columns):
+            pdf[TOPIC_KEY] = pdf["topic"].where(pdf["topic"].notna(), pdf["topic_id"])
+        if lineage and {"cluster", TOPIC_KEY, "partition", "leader_epoch"} <= set(pdf.columns):
             for order in LINEAGE_ORDERS:
+                if order not in pdf.columns:
+                    continue
                 # Only rows that carry the order column are ordered by it; the
                 # leader epoch breaks ties, so a tie can never fail the rule.
-                keyed = F.col(order).isNotNull()
-                window = Window.partitionBy("cluster", TOPIC_KEY, "partition", keyed).orderBy(
-                    order, "leader_epoch"
-                )
-                df = df.withColumn(
-                    _previous_epoch(order),
-                    F.when(keyed, F.lag("leader_epoch").over(window)),
-                )
-        return df
+                keyed = pdf[pdf[order].notna()].sort_values([order, "leader_epoch"], kind="stable")
+                previous = keyed.groupby(
+                    ["cluster", TOPIC_KEY, "partition"], dropna=False, sort=False
+                )["leader_epoch"].shift(1)
+                pdf[_previous_epoch(order)] = previous.reindex(pdf.index)
+        return pdf
 
     return derive
 
@@ -366,19 +370,11 @@ def build_suite(table: str) -> Suite:
 
 # --- running them -------------------------------------------------------------
 
-
-@dataclass
-class _Context:
-    context: Any
-    #: whole-dataframe batch definitions: Spark frames, pandas frames
-    batch: Any
-    pandas_batch: Any
+_CONTEXT_LOCK = threading.Lock()
 
 
 @functools.cache
-def _context() -> _Context:
-    """One ephemeral GE context per process (creating it imports and wires a
-    good part of GE); no analytics, no progress bars, nothing on disk."""
+def _cached_context() -> Any:
     import great_expectations as gx
     from great_expectations.data_context.types.base import (
         DataContextConfig,
@@ -392,14 +388,25 @@ def _context() -> _Context:
         progress_bars=ProgressBarsConfig(globally=False),
     )
     context = gx.get_context(mode="ephemeral", project_config=config)
-    # persist=False: GE would persist every batch and never release it; the
-    # caller's frames are persisted (or cheap), and validate_run persists the
-    # derived frame itself for the length of its suite.
-    source = context.data_sources.add_spark("epochtrail", persist=False)
-    batch = source.add_dataframe_asset("table").add_batch_definition_whole_dataframe("whole")
-    driver = context.data_sources.add_pandas("epochtrail_driver")
-    pandas_batch = driver.add_dataframe_asset("table").add_batch_definition_whole_dataframe("whole")
-    return _Context(context, batch, pandas_batch)
+    driver = context.data_sources.add_pandas("epochtrail")
+    batch = driver.add_dataframe_asset("table").add_batch_definition_whole_dataframe("whole")
+    return context, batch
+
+
+def _context() -> tuple[Any, Any]:
+    """One ephemeral GE context per process, with its pandas batch definition
+    (creating it imports and wires a good part of GE: seconds); no
+    analytics, no progress bars, nothing on disk."""
+    with _CONTEXT_LOCK:
+        return _cached_context()  # type: ignore[no-any-return]
+
+
+def prewarm() -> threading.Thread:
+    """Import GE and create the context in the background (the run calls it
+    as it starts: Spark's ingest then hides GE's fixed cost)."""
+    thread = threading.Thread(target=_context, name="epochtrail-ge-prewarm", daemon=True)
+    thread.start()
+    return thread
 
 
 def _columns_of(config: Any) -> list[str]:
@@ -423,14 +430,41 @@ def _expectation_of(config: Any) -> Any:
     return expectation
 
 
-def run_suite(suite: Suite, df: DataFrame) -> SuiteResult:
-    """Validate one frame against one suite: on Spark, or on the driver for
-    the ``DRIVER_TABLES``."""
+#: the derived columns and what each is computed from
+_DERIVED_FROM: dict[str, tuple[str, ...]] = {
+    TOPIC_KEY: ("topic", "topic_id"),
+    **{
+        _previous_epoch(o): ("cluster", "topic", "topic_id", "partition", "leader_epoch", o)
+        for o in LINEAGE_ORDERS
+    },
+}
+
+
+def _to_pandas(suite: Suite, df: Any, read: list[str]) -> tuple[Any, int | None]:
+    """The rows GE sees, as pandas, and the row bound when it was reached.
+    A Spark frame costs one query: its read columns, silver limited to
+    ``SILVER_SAMPLE_ROWS`` (one more row is asked, to know the bound was
+    reached)."""
+    limit = SILVER_SAMPLE_ROWS if suite.stage == "silver" else None
+    if isinstance(df, DataFrame):
+        frame = df.select(*read)
+        if limit is not None:
+            frame = frame.limit(limit + 1)
+        pdf = frame.toPandas()
+    else:
+        pdf = df[read]
+    if limit is not None and len(pdf) > limit:
+        return pdf.iloc[:limit], limit
+    return pdf, None
+
+
+def _run_suite(suite: Suite, df: Any) -> tuple[SuiteResult, Any]:
     import great_expectations as gx
 
     started = time.perf_counter()
     results: list[ExpectationResult] = []
-    missing = [c for c in suite.declared if c not in df.columns]
+    columns = list(df.columns)
+    missing = [c for c in suite.declared if c not in columns]
     results.append(
         ExpectationResult(
             rule="declared_columns",
@@ -441,57 +475,47 @@ def run_suite(suite: Suite, df: DataFrame) -> SuiteResult:
             unexpected_examples=missing[:EXAMPLES],
         )
     )
-    present = set(df.columns)
-    derived = suite.derive(df)
-    present |= set(derived.columns)
+    present = set(columns) | {
+        d for d, inputs in _DERIVED_FROM.items() if all(c in columns for c in inputs)
+    }
     runnable = [
         (rule, e)
         for rule, e in suite.expectations
         if all(c in present for c in _columns_of(e.configuration))
     ]
-    ctx = _context()
+    needed = {c for _, e in runnable for c in _columns_of(e.configuration)}
+    read = sorted(
+        {c for c in needed if c in columns}
+        | {i for d in needed if d in _DERIVED_FROM for i in _DERIVED_FROM[d] if i in columns}
+    )
+    pdf, bound = _to_pandas(suite, df, read)
+    frame = suite.derive(pdf)
+    _, definition = _context()
     gx_suite = gx.ExpectationSuite(name=f"{suite.stage}.{suite.table}")
     for rule, expectation in runnable:
         expectation.meta = {"rule": rule}
         gx_suite.add_expectation(expectation)
-    on_driver = suite.table in DRIVER_TABLES
-    if on_driver:
-        read = sorted({c for _, e in runnable for c in _columns_of(e.configuration)})
-        frame = derived.select(*read).toPandas()
-        owned = False
-    else:
-        # GE runs several jobs over the frame: cache it for the suite, unless
-        # the caller already did (then it is the caller's to release).
-        owned = not derived.is_cached
-        frame = derived.persist(StorageLevel.MEMORY_AND_DISK) if owned else derived
-    try:
-        definition = ctx.pandas_batch if on_driver else ctx.batch
-        batch = definition.get_batch(batch_parameters={"dataframe": frame})
-        # Counts first, without examples: GE then bundles the unexpected counts
-        # of a frame into a few aggregate jobs (8 on partition_events, against
-        # 38 when every expectation also fetches its examples). Only the
-        # expectations that failed are run again for their examples.
-        validation = batch.validate(
-            gx_suite, result_format={"result_format": "BASIC", "partial_unexpected_count": 0}
+    batch = definition.get_batch(batch_parameters={"dataframe": frame})
+    # Counts first, without examples; only the expectations that failed run
+    # again for their examples (docs/validation.md).
+    validation = batch.validate(
+        gx_suite, result_format={"result_format": "BASIC", "partial_unexpected_count": 0}
+    )
+    failed = [r for r in validation.results if not r.success]
+    examples: dict[str, list[Any]] = {}
+    if failed:
+        again = gx.ExpectationSuite(name=f"{gx_suite.name}.examples")
+        for r in failed:
+            again.add_expectation(_expectation_of(r.expectation_config))
+        rerun = batch.validate(
+            again,
+            result_format={"result_format": "BASIC", "partial_unexpected_count": EXAMPLES},
         )
-        failed = [r for r in validation.results if not r.success]
-        examples: dict[str, list[Any]] = {}
-        if failed:
-            again = gx.ExpectationSuite(name=f"{gx_suite.name}.examples")
-            for r in failed:
-                again.add_expectation(_expectation_of(r.expectation_config))
-            rerun = batch.validate(
-                again,
-                result_format={"result_format": "BASIC", "partial_unexpected_count": EXAMPLES},
-            )
-            for r in rerun.results:
-                examples[_rule_key(r.expectation_config)] = [
-                    _plain(v)
-                    for v in ((r.result or {}).get("partial_unexpected_list") or [])[:EXAMPLES]
-                ]
-    finally:
-        if owned:
-            frame.unpersist()
+        for r in rerun.results:
+            examples[_rule_key(r.expectation_config)] = [
+                _plain(v)
+                for v in ((r.result or {}).get("partial_unexpected_list") or [])[:EXAMPLES]
+            ]
     for r in validation.results:
         config = r.expectation_config
         info = r.exception_info or {}
@@ -511,13 +535,23 @@ def run_suite(suite: Suite, df: DataFrame) -> SuiteResult:
         )
     order = {rule: i for i, (rule, _) in enumerate(suite.expectations)}
     results[1:] = sorted(results[1:], key=lambda e: (order.get(e.rule, len(order)), e.columns))
-    return SuiteResult(
+    summary = SuiteResult(
         suite=f"{suite.stage}.{suite.table}",
         table=suite.table,
         success=all(e.success for e in results),
         seconds=round(time.perf_counter() - started, 3),
         expectations=results,
+        rows=len(frame),
+        sampled=bound is not None,
     )
+    return summary, (gx_suite, validation)
+
+
+def run_suite(suite: Suite, df: Any) -> SuiteResult:
+    """Validate one frame (Spark or pandas) against one suite, on GE's pandas
+    engine: a gold table whole, a silver table's first
+    ``SILVER_SAMPLE_ROWS`` rows."""
+    return _run_suite(suite, df)[0]
 
 
 def check_manifest(manifest: Mapping[str, Any]) -> SuiteResult:
@@ -582,28 +616,129 @@ def check_manifest(manifest: Mapping[str, Any]) -> SuiteResult:
     )
 
 
+def read_published(
+    out: str, tables: tuple[str, ...], clusters: list[str] | None = None
+) -> dict[str, Any]:
+    """Gold tables as the run wrote them, read back without Spark (pyarrow,
+    ``cluster`` and ``date`` as strings), as pandas; ``clusters`` keeps
+    those clusters' folders only. A table with no file is left out."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    partitioning = ds.partitioning(
+        pa.schema([("cluster", pa.string()), ("date", pa.string())]), flavor="hive"
+    )
+    where = None if clusters is None else ds.field("cluster").isin(clusters)
+    frames = {}
+    for table in tables:
+        root = Path(out) / table
+        if not root.is_dir() or not any(root.rglob("*.parquet")):
+            continue
+        dataset = ds.dataset(str(root), format="parquet", partitioning=partitioning)
+        frames[table] = dataset.to_table(filter=where).to_pandas()
+    return frames
+
+
+def write_results(out: str, runs: list[tuple[Any, Any]], data_docs: bool = False) -> dict[str, Any]:
+    """Each suite's validation result as GE writes it (its
+    ``ExpectationSuiteValidationResult`` JSON) under ``OUT/validation/``,
+    and with ``data_docs`` GE's static Data Docs site under
+    ``OUT/data_docs/``. Returns where they are, for the manifest."""
+    folder = Path(out) / "validation"
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for gx_suite, validation in runs:
+        path = folder / f"{gx_suite.name}.json"
+        path.write_text(json.dumps(validation.to_json_dict(), indent=2) + "\n", encoding="utf-8")
+        written.append(f"validation/{path.name}")
+    where: dict[str, Any] = {"results": written, "data_docs": None}
+    if data_docs and runs:
+        where["data_docs"] = _build_data_docs(Path(out) / "data_docs", runs)
+    return where
+
+
+def _build_data_docs(site: Path, runs: list[tuple[Any, Any]]) -> str:
+    """GE's own site builder, in a context of its own (the shared one keeps
+    no suite), over this run's results."""
+    import great_expectations as gx
+    from great_expectations.core.run_identifier import RunIdentifier
+    from great_expectations.data_context.types.base import (
+        DataContextConfig,
+        InMemoryStoreBackendDefaults,
+        ProgressBarsConfig,
+    )
+    from great_expectations.data_context.types.resource_identifiers import (
+        ExpectationSuiteIdentifier,
+        ValidationResultIdentifier,
+    )
+
+    context = gx.get_context(
+        mode="ephemeral",
+        project_config=DataContextConfig(
+            store_backend_defaults=InMemoryStoreBackendDefaults(),
+            analytics_enabled=False,
+            progress_bars=ProgressBarsConfig(globally=False),
+        ),
+    )
+    run_id = RunIdentifier(run_name="epochtrail")
+    for gx_suite, validation in runs:
+        context.suites.add(
+            gx.ExpectationSuite(
+                name=gx_suite.name,
+                expectations=[_expectation_of(e.configuration) for e in gx_suite.expectations],
+            )
+        )
+        key = ValidationResultIdentifier(
+            expectation_suite_identifier=ExpectationSuiteIdentifier(name=gx_suite.name),
+            run_id=run_id,
+            batch_identifier=gx_suite.name.split(".", 1)[-1],
+        )
+        context.validation_results_store.set(key, validation)
+    context.add_data_docs_site(
+        "epochtrail",
+        {
+            "class_name": "SiteBuilder",
+            "store_backend": {
+                "class_name": "TupleFilesystemStoreBackend",
+                "base_directory": str(site),
+            },
+            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+        },
+    )
+    context.build_data_docs(site_names=["epochtrail"])
+    return "data_docs/index.html"
+
+
 def validate_run(
     spark: SparkSession | None,
-    tables: Mapping[str, DataFrame],
+    tables: Mapping[str, Any],
     manifest: Mapping[str, Any] | None = None,
+    out: str | None = None,
+    data_docs: bool = False,
 ) -> QualityReport:
     """Validate a run's silver and gold frames, and its manifest's accounting.
 
     ``tables`` maps table names (``partition_events``, ``file_stats``, and the
-    gold tables of ``schemas.tables.GOLD_TABLES``) to Spark DataFrames; any
-    subset may be given. ``spark`` is accepted for symmetry with the other
-    jobs: the frames carry their session.
+    gold tables of ``schemas.tables.GOLD_TABLES``) to Spark or pandas frames;
+    any subset may be given. With ``out``, GE's own validation results are
+    written there too (:func:`write_results`). ``spark`` is accepted for
+    symmetry with the other jobs: the frames carry their session.
     """
     del spark
     unknown = sorted(set(tables) - set(TABLES))
     if unknown:
         raise ValueError(f"no suite for table(s) {unknown}; known: {sorted(TABLES)}")
     started = time.perf_counter()
-    suites = [run_suite(build_suite(name), tables[name]) for name in TABLES if name in tables]
+    runs = [_run_suite(build_suite(name), tables[name]) for name in TABLES if name in tables]
+    suites = [summary for summary, _ in runs]
     if manifest is not None:
         suites.append(check_manifest(manifest))
+    where = None
+    if out is not None:
+        where = write_results(out, [ge for _, ge in runs], data_docs)
     return QualityReport(
         success=all(s.success for s in suites),
         seconds=round(time.perf_counter() - started, 3),
         suites=suites,
+        written=where,
     )

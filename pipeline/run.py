@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 
 from pipeline import __version__
 from pipeline.bridge import BridgeSettings, replay_partitions, split
+from pipeline.era import EraEvidence, choose, evidence_by_cluster
 from pipeline.ingest.lines import cluster_of
 from pipeline.publish import (
     conform,
@@ -27,7 +28,6 @@ from pipeline.publish import (
 )
 from pipeline.reconstruct import compress, partition_streams, replica_offsets, with_topic_key
 from pipeline.session import materialise, release
-from replay import resolve_profile
 from replay.types import FindingKind, Profile, Verdict
 
 EXIT_OK = 0
@@ -55,6 +55,10 @@ class RunOptions:
     redact: bool = False
     #: run the Great Expectations suites over what the run wrote
     validate: bool = True
+    #: also build GE's static Data Docs site under out/data_docs/
+    data_docs: bool = False
+    #: entered around each stage, e.g. to show progress (pipeline/progress.py)
+    progress: Callable[[str], AbstractContextManager[None]] | None = None
 
 
 @dataclass
@@ -81,14 +85,18 @@ def _sha256(path: str) -> str | None:
 
 
 class Timings:
-    def __init__(self) -> None:
+    def __init__(
+        self, progress: Callable[[str], AbstractContextManager[None]] | None = None
+    ) -> None:
         self.seconds: dict[str, float] = {}
+        self.progress = progress
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         start = time.perf_counter()
         try:
-            yield
+            with self.progress(name) if self.progress else nullcontext():
+                yield
         finally:
             self.seconds[name] = round(time.perf_counter() - start, 3)
 
@@ -117,7 +125,11 @@ def run_job(options: RunOptions) -> RunSummary:
     check_paths(options.paths)
     started = datetime.now(UTC)
     run_date = started.strftime("%Y-%m-%d")
-    timings = Timings()
+    timings = Timings(options.progress)
+    if options.validate:
+        from pipeline.quality import prewarm
+
+        prewarm()  # GE's import and context, while Spark starts and ingests
     with timings.stage("spark_start"):
         spark = get_spark(options.master)
     cluster = options.cluster or "default"
@@ -152,7 +164,8 @@ def _judge_and_publish(
     if all(f["kind"] == "unrecognised" for f in files):
         raise BadInput(
             "no file of a supported kind (request log, metadata dump or raw metadata segment, "
-            "broker log, checkpoint, segment dump or raw data segment, znode dump, bundle) "
+            "broker log, checkpoint, segment dump or raw data segment, znode dump, "
+            "point-in-time view, bundle) "
             "found under " + ", ".join(options.paths)
         )
 
@@ -167,6 +180,10 @@ def _judge_and_publish(
     for r in kinds.collect():
         seen.setdefault(r["cluster"], {})[r["kind"]] = r
     chosen: dict[str, tuple[Profile, str]] = {}
+    # Without a controller's evidence, the era from what the files say
+    # (version and configuration lines, request versions, templates, views).
+    markers = evidence_by_cluster(ingested.events) if options.profile == Profile.AUTO else {}
+    evidence: dict[str, dict[str, Any]] = {}
     for c in sorted(set(clusters) | set(seen)):
         mine = seen.get(c, {})
         has_metadata = any(
@@ -179,9 +196,16 @@ def _judge_and_publish(
             mine.get("fetch_request") and mine["fetch_request"]["named_epochs"]
         )
         has_zk_controller = "leader_and_isr" in mine or "zk_partition_state" in mine
-        chosen[c] = resolve_profile(
-            options.profile, has_metadata, has_elr, has_zk_controller, has_leader_epochs
+        profile, why, named, default = choose(
+            options.profile,
+            has_metadata,
+            has_elr,
+            has_zk_controller,
+            has_leader_epochs,
+            markers.get(c, EraEvidence()),
         )
+        chosen[c] = (profile, why)
+        evidence[c] = {"evidence": named, "default": default}
     distinct = {p for p, _ in chosen.values()}
     if len(distinct) == 1:
         profile, why = next(iter(chosen.values()))
@@ -275,22 +299,30 @@ def _judge_and_publish(
     validation = None
     if options.validate:
         # DESIGN.md "Validation": the GE suites over what this run wrote
-        from pipeline.quality import validate_run
+        from pipeline.quality import read_published, validate_run
 
         with timings.stage("validate"):
+            # the gold tables as published, read back without Spark (on
+            # remote storage: the frames), and silver's first rows
+            # (quality.SILVER_SAMPLE_ROWS)
+            local = local_path(out)
+            gold: dict[str, Any] = {
+                "anomalies": anomalies_gold,
+                "epoch_lineage": lineage,
+                "replica_offsets": offsets_gold,
+                "partition_verdicts": verdicts_gold,
+                "isr_timeline": isr_timeline,
+                "partition_health_daily": health_gold,
+                "quarantine": quarantine_gold,
+            }
+            if local is not None:
+                gold = read_published(str(local), tuple(gold), clusters=sorted(chosen))
             validation = validate_run(
                 spark,
-                {
-                    "partition_events": ingested.events,
-                    "anomalies": anomalies_gold,
-                    "epoch_lineage": lineage,
-                    "replica_offsets": offsets_gold,
-                    "partition_verdicts": verdicts_gold,
-                    "isr_timeline": isr_timeline,
-                    "partition_health_daily": health_gold,
-                    "quarantine": quarantine_gold,
-                },
+                {"partition_events": ingested.events, **gold},
                 {"files": files},
+                out=None if local is None else str(local),
+                data_docs=options.data_docs,
             )
     release(compressed)
     release(bridged)
@@ -308,7 +340,9 @@ def _judge_and_publish(
         "cluster": cluster,
         "spark_master": spark.sparkContext.master,
         "profile": {"requested": options.profile.value, "chosen": profile.value, "why": why},
-        "profiles": {c: {"chosen": p.value, "why": w} for c, (p, w) in chosen.items()},
+        "profiles": {
+            c: {"chosen": p.value, "why": w, **evidence[c]} for c, (p, w) in chosen.items()
+        },
         "max_clock_skew_s": options.max_clock_skew_s,
         "redacted": options.redact,
         "timings_s": timings.seconds,
@@ -379,11 +413,6 @@ def save_state(states: Any, state: str, started: datetime) -> None:
 
 def read_table(out: str, table: str) -> list[dict[str, Any]]:
     """Read a published gold table without Spark (as a BI tool would)."""
-    import pyarrow.dataset as ds
+    from pipeline.report import read_gold
 
-    base = local_path(out)
-    root = (base / table) if base is not None else None
-    if root is None or not root.exists() or not any(root.rglob("*.parquet")):
-        return []
-    dataset = ds.dataset(str(root), format="parquet", partitioning="hive")
-    return dataset.to_table().to_pylist()
+    return read_gold(out, table)

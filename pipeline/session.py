@@ -70,13 +70,27 @@ def get_spark(master: str | None = None, app_name: str = "epochtrail") -> SparkS
         .config("spark.hadoop.mapreduce.input.linerecordreader.line.maxlength", str(MAX_LINE_BYTES))
         .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.driver.memory", os.environ.get("EPOCHTRAIL_DRIVER_MEMORY", "2g"))
+        # The heap is not where big inputs go: ingest streams file blocks,
+        # and the materialised tables spill to disk (MEMORY_AND_DISK). 1 GiB
+        # keeps the whole process tree (JVM, Python driver and workers) under
+        # 2 GiB resident at any input size (bench/RESULTS.md).
+        .config("spark.driver.memory", os.environ.get("EPOCHTRAIL_DRIVER_MEMORY", "1g"))
         .config("spark.sql.files.ignoreCorruptFiles", "false")
         # Every Column call would otherwise capture the Python call site over
         # several py4j round trips (Spark 4): most of the cost of building the
         # readers' plans, for error messages no user of the CLI sees.
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
     )
+    event_log = os.environ.get("EPOCHTRAIL_EVENT_LOG")
+    if event_log:
+        # Profiling (docs/performance.md): every job, stage and task metric
+        # to a folder, for bench/eventlog.py.
+        os.makedirs(event_log, exist_ok=True)
+        builder = (
+            builder.config("spark.eventLog.enabled", "true")
+            .config("spark.eventLog.dir", Path(event_log).resolve().as_uri())
+            .config("spark.eventLog.compress", "false")
+        )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

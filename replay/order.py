@@ -37,7 +37,8 @@ import bisect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import TypeVar
+from operator import itemgetter
+from typing import NamedTuple, TypeVar
 
 from replay.types import (
     METADATA_EVENTS,
@@ -80,11 +81,11 @@ def named_epoch(event: Event) -> int | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Placement:
+class Placement(NamedTuple):
     """What fixes an ordered event's place: its clock and time, and for a
     metadata record its index among them, for an observation how many
-    metadata records must precede it (the floor of rule 3)."""
+    metadata records must precede it (the floor of rule 3). A named tuple:
+    one is made per event, and a tuple is the cheapest record to make."""
 
     clock: object
     time: float | None
@@ -162,6 +163,14 @@ def _same_moment_rank(event: Event) -> int:
     return 0 if isinstance(event, IsrUpdated) else 1
 
 
+_INF = float("inf")
+_first = itemgetter(0)
+#: exact types (events are final classes): a set lookup per event, not an
+#: isinstance chain
+_FOLLOWER_LINES = frozenset({LogTruncated, BecomeFollower})
+_LEADER_ACT_TYPES = frozenset(LEADER_ACTS)
+
+
 def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Ordered:
     metadata: list[Event] = []
     observed: list[Event] = []
@@ -229,47 +238,68 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
 
     placed: list[tuple[tuple[object, ...], Event, Placement]] = []
     clock_placed = 0
+    bisect_right = bisect.bisect_right
+    end = len(kept)
+    lowest = first
     for observer, items in by_observer.items():
-        items.sort(
-            key=lambda e: (
-                _ts(e.origin.time) is None,
-                _ts(e.origin.time) or 0.0,
-                _same_moment_rank(e),
-                e.origin.source.source_file,
-                e.origin.seq,
-            )
-        )
-        named: int | None = None
+        # each event's clock read once: (sort key, time, same-moment rank, event)
+        keyed = []
         for event in items:
+            origin = event.origin
+            t = None if origin.time is None else origin.time.timestamp()
+            rank = _same_moment_rank(event)
+            keyed.append(
+                (
+                    (t is None, t or 0.0, rank, origin.source.source_file, origin.seq),
+                    t,
+                    rank,
+                    event,
+                )
+            )
+        keyed.sort(key=_first)
+        observer_key = observer if observer is not None else -1
+        named: int | None = None
+        floor = floor_for(None)
+        for _, t, rank, event in keyed:
             epoch = named_epoch(event)
-            if epoch is not None and epoch >= 0:
-                named = max(named or 0, epoch)
-            floor = floor_for(named)
-            t = _ts(event.origin.time)
+            if epoch is not None and epoch >= 0 and (named is None or epoch > named):
+                named = epoch
+                floor = floor_for(named)
+            origin = event.origin
             if t is None:
                 # No clock at all (checkpoint files): a picture of the end.
-                pos = len(kept)
+                pos = end
             else:
-                by_clock = bisect.bisect_right(clock, t)
-                pos = max(floor, by_clock)
-                early = max(floor, bisect.bisect_right(clock, t - max_clock_skew_s))
-                late = max(floor, bisect.bisect_right(clock, t + max_clock_skew_s))
+                by_clock = bisect_right(clock, t)
+                pos = floor if floor > by_clock else by_clock
+                early = max(floor, bisect_right(clock, t - max_clock_skew_s))
+                late = max(floor, bisect_right(clock, t + max_clock_skew_s))
                 if early != late:
                     clock_placed += 1
+            source_file = origin.source.source_file
             key = (
                 pos,
                 0,
-                t if t is not None else float("inf"),
-                observer if observer is not None else -1,
-                _same_moment_rank(event),
-                event.origin.source.source_file,
-                event.origin.seq,
+                t if t is not None else _INF,
+                observer_key,
+                rank,
+                source_file,
+                origin.seq,
             )
-            clock_id = observer if observer is not None else event.origin.source.source_file
-            follower = event.broker if isinstance(event, LogTruncated | BecomeFollower) else None
-            act = observer if isinstance(event, LEADER_ACTS) else None
+            kind = type(event)
             placed.append(
-                (key, event, Placement(clock_id, t, None, max(floor, first), follower, act))
+                (
+                    key,
+                    event,
+                    Placement(
+                        observer if observer is not None else source_file,
+                        t,
+                        None,
+                        floor if floor > lowest else lowest,
+                        event.broker if kind in _FOLLOWER_LINES else None,  # type: ignore[union-attr]
+                        observer if kind in _LEADER_ACT_TYPES else None,
+                    ),
+                )
             )
 
     for index, event in enumerate(kept):
@@ -282,7 +312,7 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
                 Placement(CONTROLLER, t, index, 0, leader_before=before, leader_after=after),
             )
         )
-    placed.sort(key=lambda item: item[0])
+    placed.sort(key=_first)
     return Ordered(
         tuple(e for _, e, _ in placed),
         clock_placed,
@@ -321,9 +351,26 @@ def alternative_places(
     placements: Sequence[Placement], max_clock_skew_s: float
 ) -> list[tuple[int, tuple[int, ...]]]:
     """For each event j, the earlier places i (nearest first) it may move to:
-    just before event i, with events i..j-1 after it."""
+    just before event i, with events i..j-1 after it.
+
+    Bounded: the search walks back from j only while each earlier event may
+    be passed, so only events of other clocks inside the skew window are
+    candidates, and at most ``MAX_JUMP`` + 1 of them. An event whose nearest
+    predecessor is on its own clock, or certainly earlier, or either without
+    a clock (the usual case: a broker's file in its own order, or timestamps
+    further apart than the allowance) costs one comparison, no search."""
     out: list[tuple[int, tuple[int, ...]]] = []
+    previous: Placement | None = None
     for j, moved in enumerate(placements):
+        nearest, previous = previous, moved
+        if (
+            nearest is None
+            or moved.time is None
+            or nearest.time is None
+            or nearest.clock == moved.clock
+            or nearest.time < moved.time - max_clock_skew_s
+        ):
+            continue  # may_precede(moved, nearest) is False
         places: list[int] = []
         for i in range(j - 1, max(-1, j - 2 - MAX_JUMP), -1):
             if not may_precede(moved, placements[i], max_clock_skew_s):
@@ -389,7 +436,10 @@ def order_dependences(
     One pass: an alternative starts from the given history at its place,
     folds the moved event first, then the events it passed, and from there
     follows the given order. As soon as it is ``alike`` the given history it
-    is dropped: nothing it could change is left. One still different
+    is dropped: nothing it could change is left. So is one alike the
+    alternative that moves the same event one place less far, once both
+    have folded the same events: it would be judged as that one, and the
+    nearer place is the one a dependence names. One still different
     ``HORIZON`` events after it rejoined the given order has played out: both
     are judged there and it is dropped (most differences of order are facts
     recorded once, such as which ISR a fetch answer saw, and never fade).
@@ -412,8 +462,19 @@ def order_dependences(
     for k, event in enumerate(events):
         if budget >= 0:
             for i, j in starts.get(k, ()):
-                alive.append((i, j, fold(state, events[j])))
+                moved_first = fold(state, events[j])
                 budget -= 1
+                # The same move one place farther, started at the step before,
+                # has now folded the same events; alike this one, it stays
+                # alike, so its judgements are this one's, whose place is
+                # nearer: it is dropped (a move past events it commutes with
+                # costs two folds per place, not one per event passed).
+                for n, (i_far, j_far, far) in enumerate(alive):
+                    if j_far == j and i_far == i - 1:
+                        if alike(far, moved_first):
+                            del alive[n]
+                        break
+                alive.append((i, j, moved_first))
         state = fold(state, event)
         if not alive:
             continue

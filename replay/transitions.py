@@ -122,8 +122,14 @@ def _evidence_kind(event: Event) -> str:
     return "request_log"
 
 
+#: evidence kind per event class (``_evidence_kind``, worked out once per class)
+_EVIDENCE_KINDS: dict[type, str] = {}
+
+
 def _observe(history: History, origin: Origin, event: Event) -> History:
-    kind = _evidence_kind(event)
+    kind = _EVIDENCE_KINDS.get(type(event)) or _EVIDENCE_KINDS.setdefault(
+        type(event), _evidence_kind(event)
+    )
     first, last = history.first_time, history.last_time
     if origin.time is not None:
         first = origin.time if first is None or origin.time < first else first
@@ -131,7 +137,8 @@ def _observe(history: History, origin: Origin, event: Event) -> History:
     observers = history.observers
     last_seen = history.last_seen
     if kind not in ("metadata", "zk_controller") and origin.observer is not None:
-        observers = observers | {origin.observer}
+        if origin.observer not in observers:
+            observers = observers | {origin.observer}
         if origin.time is not None:
             mark = (origin.time, origin.source.source_file, origin.seq)
             previous = next((s[1:] for s in last_seen if s[0] == origin.observer), None)
@@ -151,7 +158,9 @@ def _observe(history: History, origin: Origin, event: Event) -> History:
         events=history.events + 1,
         first_time=first,
         last_time=last,
-        evidence_kinds=history.evidence_kinds | {kind},
+        evidence_kinds=history.evidence_kinds
+        if kind in history.evidence_kinds
+        else history.evidence_kinds | {kind},
         observers=observers,
     )
 

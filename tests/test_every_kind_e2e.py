@@ -26,6 +26,7 @@ from tests import test_ingest_checkpoint as checkpoint
 from tests import test_ingest_metadata as metadata
 from tests import test_ingest_request_log as request_log
 from tests import test_ingest_request_log_text as request_log_text
+from tests import test_ingest_views as views
 from tests import test_ingest_znode as znode
 
 pytestmark = pytest.mark.spark
@@ -44,6 +45,8 @@ EXPECTED_KINDS = {
     "broker-1/data/orders-0/leader-epoch-checkpoint": "checkpoint",
     "broker-1/data/replication-offset-checkpoint": "checkpoint",
     "zk/shell.txt": "znode_dump",
+    "ticket/kafka-topics-describe.txt": "point_in_time_view",
+    "ticket/offsets.txt": "point_in_time_view",
     "bundle.tar.gz": "bundle",
     "bundle.tar.gz!/broker-4/state-change.log": "broker_log",
 }
@@ -86,6 +89,8 @@ def _tree(root: Path) -> None:
     ):
         write(rel, checkpoint.FILES[rel])
     write("zk/shell.txt", "\n".join(znode.SHELL) + "\n")
+    write("ticket/kafka-topics-describe.txt", "\n".join(views.DESCRIBE_OLD) + "\n")
+    write("ticket/offsets.txt", "\n".join(views.OFFSETS) + "\n")
     member = ("\n".join(broker_log.STATE_CHANGE[:2]) + "\n").encode()
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:

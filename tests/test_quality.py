@@ -303,3 +303,66 @@ def test_the_report_names_each_failure_for_the_cli(spark) -> None:  # type: igno
     ]
     with pytest.raises(ValueError, match="no suite"):
         validate_run(spark, {"silver_nonsense": frame(spark, "replica_offsets", {})})
+
+
+# --- GE's own results, pandas frames, the silver bound ---------------------------
+
+
+def _pandas_rows(table: str, *rows: dict[str, Any]) -> Any:
+    import pandas as pd
+
+    names = [n for n in TABLES[table].fieldNames()]
+    return pd.DataFrame([{n: {**BASE, **row}.get(n) for n in names} for row in rows])
+
+
+def test_pandas_frames_are_validated_like_spark_ones() -> None:
+    rows = (
+        {"leader_epoch": 0, "metadata_offset": 1, "partition_epoch": None},
+        {"leader_epoch": 2, "metadata_offset": 5, "partition_epoch": None},
+        {"leader_epoch": 1, "metadata_offset": 9, "partition_epoch": None},
+        {"partition": 1, "leader_epoch": 0, "metadata_offset": 10, "partition_epoch": None},
+    )
+    result = run_suite(build_suite("epoch_lineage"), _pandas_rows("epoch_lineage", *rows))
+    assert failed(result) == {
+        "leader_epoch_non_decreasing_by_metadata_offset(leader_epoch, "
+        "previous_leader_epoch_by_metadata_offset)": 1
+    }
+    assert result.failed()[0].unexpected_examples == [(1, 2)]
+    assert (result.rows, result.sampled) == (4, False)
+
+
+def test_silver_is_read_up_to_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pipeline.quality as quality
+
+    monkeypatch.setattr(quality, "SILVER_SAMPLE_ROWS", 2)
+    events = _pandas_rows("partition_events", EVENT, EVENT, {**EVENT, "fetch_offset": -7})
+    result = run_suite(build_suite("partition_events"), events)
+    # the third row (the bad one) is past the bound: said, not hidden
+    assert (result.rows, result.sampled, failed(result)) == (2, True, {})
+    gold = run_suite(build_suite("replica_offsets"), _pandas_rows("replica_offsets", {}, {}, {}))
+    assert (gold.rows, gold.sampled) == (3, False)
+
+
+def test_ge_results_are_written_as_ge_writes_them(tmp_path: Path) -> None:
+    tables = {
+        "anomalies": _pandas_rows("anomalies", {"kind": "unclean_election"}),
+        "replica_offsets": _pandas_rows("replica_offsets", {"leo": -5}),
+    }
+    report = validate_run(None, tables, out=str(tmp_path), data_docs=True)
+    assert report.written == {
+        "results": ["validation/gold.anomalies.json", "validation/gold.replica_offsets.json"],
+        "data_docs": "data_docs/index.html",
+    }
+    written = json.loads((tmp_path / "validation" / "gold.replica_offsets.json").read_text())
+    assert set(written) >= {"success", "results", "suite_name", "statistics", "meta"}
+    assert written["suite_name"] == "gold.replica_offsets" and written["success"] is False
+    (leo,) = [
+        r
+        for r in written["results"]
+        if r["expectation_config"]["type"] == "expect_column_values_to_be_between"
+        and r["expectation_config"]["kwargs"]["column"] == "leo"
+    ]
+    assert (leo["success"], leo["result"]["unexpected_count"]) == (False, 1)
+    index = (tmp_path / "data_docs" / "index.html").read_text()
+    assert "gold.replica_offsets" in index
+    assert report.to_dict()["written"]["data_docs"] == "data_docs/index.html"

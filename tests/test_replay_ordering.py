@@ -243,3 +243,47 @@ def test_past_the_fold_budget_the_given_order_is_still_folded_to_its_end(monkeyp
     assert result.coverage.events == len(s.events)
     assert result.coverage.last_time == last
     assert result.coverage.gaps[-1].startswith("not every order the 2 s skew allowance")
+
+
+def test_a_move_past_events_it_commutes_with_costs_two_folds_per_place() -> None:
+    """Cost, counted in folds (no clock): a controller record that changes
+    nothing the leader's lines read may move before each of the 50 lines of
+    25 fetches within the skew allowance before it. The alternative one
+    place farther is alike the nearer one once both folded the same events
+    and is dropped, so each place costs about two folds, not one per event
+    it passes (50 places would otherwise take 50 * 51 / 2 = 1275); every
+    order is still tried and the verdict stays valid."""
+    from replay.properties import judge
+    from replay.result import alike_for_order, judgements
+    from replay.state import History
+    from replay.transitions import step
+
+    s = Story()
+    s.create((1, 2), leader=1)
+    for offset in range(1, 26):
+        s.fetch(1, 2, offset, epoch=0, last_fetched=0, hwm=offset)
+    s.change(isr=(1, 2))  # same ISR: changes nothing, within 2 s of every fetch
+    ordered = order_events(s.events, 2.0)
+    moves = dict(alternative_places(ordered.placements, 2.0))
+    folds = 0
+
+    def counted(history: History, event: object) -> History:
+        nonlocal folds
+        folds += 1
+        return step(history, event)  # type: ignore[arg-type]
+
+    _, dependences, truncated = order.order_dependences(
+        ordered.events,
+        ordered.placements,
+        History(),
+        counted,
+        lambda h: judgements(judge(h, CTX)),
+        2.0,
+        alike_for_order,
+    )
+
+    last = len(ordered.events) - 1
+    assert len(moves[last]) == 50  # before each fetch and each answer
+    assert (dependences, truncated) == ((), False)
+    assert len(ordered.events) + 50 < folds <= len(ordered.events) + 2 * 50 + 2
+    assert replay_partition(s.events, CTX).verdict == Verdict.VALID

@@ -53,6 +53,7 @@ from pipeline.ingest import (
     request_log,
     segment_dump,
     sniff,
+    views,
     znode_dump,
 )
 from pipeline.ingest import bundle as bundle_
@@ -141,12 +142,19 @@ def _znode_dump(df: DataFrame, guard: Column, own: DataFrame) -> DataFrame:
     ).transform(lambda d: znode_dump.with_verdict(d, guard))
 
 
+def _views(df: DataFrame, guard: Column, own: DataFrame) -> DataFrame:
+    return df.transform(lambda d: views.with_context(d, views.contexts(own), guard)).transform(
+        lambda d: views.with_verdict(d, guard)
+    )
+
+
 READERS: dict[str, _Reader] = {
     request_log.KIND: _Reader("rl", request_log.needs_a_look, _request_log),
     metadata_dump.KIND: _Reader("md", metadata_dump.needs_a_look, _metadata_dump),
     broker_log.KIND: _Reader("bl", broker_log.needs_a_look, _broker_log),
     segment_dump.KIND: _Reader("sd", segment_dump.needs_a_look, _segment_dump),
     znode_dump.KIND: _Reader("zn", znode_dump.needs_a_look, _znode_dump),
+    views.KIND: _Reader("vw", views.needs_a_look, _views),
 }
 
 
@@ -259,7 +267,7 @@ class _LineTable:
         self.small_files = [s for s in sniffed if s.content is not None]
         self.large: dict[str, list[str]] = {}
         for s in sniffed:
-            if s.content is None and s.kind != sniff.BINARY:
+            if s.content is None and s.note is None:
                 self.large.setdefault(s.kind, []).append(s.path)
         self.checkpoints = any(s.kind == checkpoint.KIND for s in self.small_files)
         self._small: DataFrame | None = None
@@ -798,9 +806,10 @@ def _bundle_outcomes(
 
 def _topic_names(outcomes: DataFrame, cluster: str) -> DataFrame:
     """(cluster, topic_id, topic) of every topic record read: the metadata
-    log's TOPIC_RECORDs (dumped or raw) and partition.metadata files."""
+    log's TOPIC_RECORDs (dumped or raw), partition.metadata files, and
+    ``kafka-topics --describe`` headers (2.8+ print the TopicId)."""
     return outcomes.filter(
-        (F.col("kind") == "topic_record") & F.col("topic").isNotNull()
+        F.col("kind").isin("topic_record", "topic_config") & F.col("topic").isNotNull()
         & F.col("topic_id").isNotNull()
     ).select(
         lines_.cluster(F.col("source_file"), cluster).alias("cluster"), "topic_id", "topic"

@@ -45,6 +45,8 @@ Entries keep the order of the line, requests before responses, so ``pos``
 
 from __future__ import annotations
 
+import os
+
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
@@ -52,10 +54,13 @@ from pyspark.sql.types import StringType, StructField, StructType
 from pipeline.ingest.outcome import LINE_LENGTH_LIMIT, between, event
 
 #: The lane can be switched off (a test compares both readers' events).
-ENABLED = True
+#: ``EPOCHTRAIL_FAST_LANE=0`` turns it off for a benchmark (docs/performance.md).
+ENABLED = os.environ.get("EPOCHTRAIL_FAST_LANE", "1") != "0"
 
 FETCH = 1
 PRODUCE = 0
+#: The api keys the lane reads.
+APIS: tuple[int, ...] = (FETCH, PRODUCE)
 
 _HEAD = 320
 _JSON_OPENER = 'Completed request:{"isForwarded":'
@@ -163,7 +168,7 @@ def lane(value: Column) -> Column:
     no = F.lit(None).cast("int")
     return (
         F.when(F.instr(head, _JSON_OPENER) == 0, no)
-        .when(~key.isin(FETCH, PRODUCE) | key.isNull(), no)
+        .when(~key.isin(*APIS) | key.isNull(), no)
         .when(~value.endswith(_SUFFIX), no)
         .when(F.octet_length(value) > LINE_LENGTH_LIMIT, no)
         .when(~head.rlike(_TIMESTAMP), no)

@@ -41,6 +41,7 @@ from pipeline.ingest import (
     metadata_dump,
     request_log,
     segment_dump,
+    views,
     znode_dump,
 )
 from pipeline.ingest.lines import UNRECOGNISED, local_file, split_lines
@@ -57,6 +58,14 @@ CHECKPOINT_BYTES = 256 << 20
 
 BINARY = "binary"
 BINARY_REASON = "binary content (mostly NUL or control bytes): not a text artefact, not read"
+#: A text file with no line break in its whole head and no mark of any
+#: artefact: its "first line" alone is longer than the head (a file of one
+#: endless line, a gzip that inflates to gigabytes of one character). No
+#: reader could use it, and reading it as lines would inflate all of it.
+NO_LINE_BREAK_REASON = (
+    f"no line break in its first {HEAD_BYTES >> 10} KiB and no mark of any artefact:"
+    " not read as lines"
+)
 
 #: Bytes that appear in text: printable ASCII, tab, LF, VT, FF, CR, ESC
 #: (ANSI colours) and every byte >= 0x80 (UTF-8 sequences).
@@ -171,12 +180,15 @@ def classify(path: str, lines: Sequence[str]) -> str:
     log's (a request log may quote anything in a client id, a dump anything
     in a payload, a broker log a stray request line); a data-segment dump
     by its ``Dumping`` headers alone (payloads never vote); a znode dump
-    when its state lines outnumber dump and broker-log marks; then a
-    metadata dump; then a broker log.
+    when its state lines outnumber dump and broker-log marks; a
+    point-in-time view (``views.py``) when its tools' lines outnumber dump
+    and broker-log marks; then a metadata dump; then a broker log; last, a
+    file at least half of whose lines are GetOffsetShell's plain
+    ``topic:partition:offset`` (too plain to outvote anything).
     """
     if checkpoint.is_checkpoint_file(path, lines[0] if lines else None):
         return checkpoint.KIND
-    rl = md = bl = sd = mh = zn = 0
+    rl = md = bl = sd = mh = zn = vw = go = filled = 0
     for line in lines:
         if request_log.marks_line(line):
             rl += 1
@@ -186,16 +198,23 @@ def classify(path: str, lines: Sequence[str]) -> str:
         sd += segment_dump.marks_line(line)
         mh += segment_dump.metadata_header_line(line)
         zn += znode_dump.marks_line(line)
+        vw += views.marks_line(line)
+        go += views.offsets_line(line)
+        filled += bool(line.strip())
     if rl > md and rl >= bl and rl > 0:
         return request_log.KIND
     if sd > 0 and mh == 0:
         return segment_dump.KIND
     if zn > 0 and zn > md and zn > bl:
         return znode_dump.KIND
+    if vw > 0 and vw > md and vw > bl:
+        return views.KIND
     if md > 0 and md >= bl:
         return metadata_dump.KIND
     if bl > 0:
         return broker_log.KIND
+    if go > 0 and go * 2 >= filled:
+        return views.KIND
     return UNRECOGNISED
 
 
@@ -220,6 +239,8 @@ def sniff_one(spark: Any, path: str) -> Sniffed:
     if not whole and lines and not head.endswith((b"\n", b"\r")):
         lines.pop()  # the head cut its last line
     kind = classify(path, [_decode(line) for line in lines[:4096]])
+    if kind == UNRECOGNISED and not whole and len(head) >= HEAD_BYTES and not lines:
+        return Sniffed(path, UNRECOGNISED, NO_LINE_BREAK_REASON)
     if kind == checkpoint.KIND and not whole:
         # Kafka reads a checkpoint whole, and so do its verdicts: a file this
         # large is no checkpoint Kafka wrote. Its lines are counted, not read.
