@@ -4,21 +4,24 @@
 For each day, audit every cluster's log archive with `epochtrail run` on the
 configured Spark master and publish the gold Parquet tables into the lake
 (`<lake_root>/<table>/cluster=<name>/date=<day>/`; a rerun replaces exactly
-the partitions it produced).
+the partitions it produced). The whole fleet's day is one `epochtrail run`:
+one Spark application, whose fixed cost is paid once, not once per cluster.
 
 - **Day**: the run's data interval, midnight to midnight UTC; the run starts
   when the day is over and audits `<archive_root>/<cluster>/<YYYY-MM-DD>/`.
 - **Config**: the Variable `epochtrail_audit` (JSON; see `dags/README.md`
   and `DEFAULT_CONFIG` in `dags/epochtrail_tasks.py`). Unset, the fleet is
-  empty and the audit maps over nothing.
-- **State**: `--state <state_root>/<cluster>`, so each day continues that
+  empty and the audit is skipped.
+- **State**: `--state <state_root>/_fleet`, so each day continues every
   cluster's partition histories; hence one run at a time and
   `depends_on_past` (a day waits until the previous day's audit succeeded
   or skipped).
 - **Task outcome**: findings (exit 1) and unknown verdicts (exit 3) succeed:
   they are published. Bad input, no Java, crashes and a failed
-  data-quality expectation fail the task. A day with no archive folder is
-  skipped.
+  data-quality expectation fail the task, and so does a cluster's archive
+  folder with no file in it (after the other clusters are published). A
+  cluster without a folder for the day is left out (named in the task's
+  XCom); a day on which no cluster has one is skipped.
 """
 
 from __future__ import annotations
@@ -53,41 +56,39 @@ from epochtrail_tasks import VARIABLE
 )
 def epochtrail_daily_audit() -> None:
     @task
-    def config() -> list[dict[str, Any]]:
-        """One audit per configured cluster, each with the checked configuration
-        (read once per run, so every cluster's audit sees the same values)."""
+    def config() -> dict[str, Any]:
+        """The checked configuration, read once per run."""
         from airflow.sdk import Variable
-        from epochtrail_tasks import audits_for, parse_config
+        from epochtrail_tasks import config_for_xcom, parse_config
 
         # the raw text: parse_config names what is wrong with it
         raw = Variable.get(VARIABLE, default=None)
-        return audits_for(parse_config(raw))
+        return config_for_xcom(parse_config(raw))
 
     @task(
-        map_index_template="{{ epochtrail_cluster }}",
-        # Day D+1 continues the state day D saved: it waits for day D (for
-        # every cluster: Airflow checks all map indexes of the previous run).
+        # Day D+1 continues the state day D saved: it waits for day D.
         depends_on_past=True,
-        # One run at a time: the CLI writes one run_manifest.json per --out,
-        # and every cluster publishes into the same lake.
-        max_active_tis_per_dag=1,
         # A retry is safe (partition overwrite, state skips folded lines) and
         # helps against a lost executor; non-retryable errors fail at once.
         retries=1,
         retry_delay=timedelta(minutes=15),
         execution_timeout=timedelta(hours=6),
     )
-    def audit(cluster: str, cfg: dict[str, Any]) -> dict[str, Any]:
-        """Run epochtrail over one cluster's archive for the interval's day."""
+    def audit(cfg: dict[str, Any]) -> dict[str, Any]:
+        """Run epochtrail once over every cluster's archive for the interval's day."""
         from airflow.sdk import get_current_context
         from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
-        from epochtrail_tasks import ArchiveMissing, AuditFailed, day_of, parse_config, run_audit
+        from epochtrail_tasks import (
+            ArchiveMissing,
+            AuditFailed,
+            day_of,
+            parse_config,
+            run_fleet_audit,
+        )
 
-        context = get_current_context()
-        context["epochtrail_cluster"] = cluster  # type: ignore[typeddict-unknown-key]
-        day = day_of(context["data_interval_start"])
+        day = day_of(get_current_context()["data_interval_start"])
         try:
-            return run_audit(parse_config(cfg), cluster, day)
+            return run_fleet_audit(parse_config(cfg), day)
         except ArchiveMissing as missing:
             raise AirflowSkipException(str(missing)) from missing
         except AuditFailed as failed:
@@ -95,7 +96,7 @@ def epochtrail_daily_audit() -> None:
                 raise
             raise AirflowFailException(str(failed)) from failed
 
-    audit.expand_kwargs(config())
+    audit(config())
 
 
 epochtrail_daily_audit()

@@ -4,14 +4,21 @@ The DAG file (`epochtrail_daily_audit.py`) only declares structure; every
 decision it makes lives here, so the tests exercise it without Airflow:
 
 - `parse_config`: the Airflow Variable `epochtrail_audit` (JSON), checked.
-- `audit_command`: the `epochtrail run` command line for one cluster and day.
+- `survey`: which clusters have an archive folder for the day, and which of
+  those folders are empty.
+- `fleet_command`: one `epochtrail run` command line for every cluster's
+  archive of the day (one Spark application: the fixed cost of a run is
+  paid once for the fleet, not once per cluster); each cluster's folder is
+  handed over as a `cluster=<name>` link (`link_inputs`), which names it.
 - `interpret_exit`: what the CLI's exit code means for the task. Findings
   (exit 1) are the product, published like a clean day; bad input, no Java,
   usage errors and crashes fail the task.
 - `validation_status`: the manifest's data-quality verdict, or that the
   manifest reports none (never read as "passed").
-- `run_audit`: all of the above for one cluster and day, with a missing
-  archive folder reported as `ArchiveMissing` (the DAG skips the task).
+- `read_manifest`: the run's manifest, as the CLI files it per cluster in the
+  lake, checked to be this run's.
+- `run_fleet_audit`: all of the above for one day; a day on which no cluster
+  has an archive folder is `ArchiveMissing` (the DAG skips the task).
 
 This module lives in `dags/` because Airflow puts the DAGs folder on
 `sys.path`: the DAG imports it as `epochtrail_tasks`, with no dependency on
@@ -202,12 +209,6 @@ def config_for_xcom(config: AuditConfig) -> dict[str, Any]:
     }
 
 
-def audits_for(config: AuditConfig) -> list[dict[str, Any]]:
-    """The keyword arguments of one audit task per cluster (`expand_kwargs`)."""
-    cfg = config_for_xcom(config)
-    return [{"cluster": cluster, "cfg": cfg} for cluster in config.clusters]
-
-
 def day_of(interval_start: datetime | None) -> str:
     """The UTC day a daily data interval starting at `interval_start` covers."""
     if interval_start is None:
@@ -239,34 +240,96 @@ def archive_dir(config: AuditConfig, cluster: str, day: str) -> Path:
     return Path(config.archive_root) / cluster / audit_day(day)
 
 
-def state_dir(config: AuditConfig, cluster: str) -> Path:
-    # One state folder per cluster: each day continues that cluster's
-    # partition histories (README: "--state DIR makes runs incremental").
-    return Path(config.state_root) / cluster
+#: Under `state_root`: the fleet's saved replay state (one folder: the state
+#: rows carry their cluster), and the day's inputs as `cluster=<name>` links.
+#: Cluster names cannot start with '_', so neither is a cluster's folder.
+FLEET_STATE = "_fleet"
+INPUTS = "_inputs"
 
 
-def audit_command(config: AuditConfig, cluster: str, day: str) -> list[str]:
-    """`epochtrail run` over one cluster's archive for one day, into the lake."""
-    if cluster not in config.clusters:
-        raise ConfigError(f"{cluster!r} is not in {VARIABLE}.clusters")
+def fleet_state_dir(config: AuditConfig) -> Path:
+    # One state for the fleet: each day continues every cluster's partition
+    # histories (README: "--state DIR makes runs incremental").
+    return Path(config.state_root) / FLEET_STATE
+
+
+def input_link(config: AuditConfig, cluster: str, day: str) -> Path:
+    """`<state_root>/_inputs/<day>/cluster=<name>`, a link to the cluster's
+    archive folder for the day: the CLI names a file's cluster from a
+    `cluster=NAME/` folder, so one run can audit the whole fleet."""
+    return Path(config.state_root) / INPUTS / audit_day(day) / f"cluster={cluster}"
+
+
+@dataclass(frozen=True)
+class FleetDay:
+    """Which configured clusters have something to audit for the day."""
+
+    audited: tuple[str, ...]
+    #: no archive folder for the day: nothing to audit (not an error)
+    missing: tuple[str, ...]
+    #: a folder without a file: a shipper that created it and sent nothing
+    empty: tuple[str, ...]
+
+
+def _has_a_file(folder: Path) -> bool:
+    for _dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        if any(not f.startswith((".", "_")) for f in filenames):
+            return True
+    return False
+
+
+def survey(config: AuditConfig, day: str) -> FleetDay:
+    audited, missing, empty = [], [], []
+    for cluster in config.clusters:
+        folder = archive_dir(config, cluster, day)
+        if not folder.is_dir():
+            missing.append(cluster)
+        elif not _has_a_file(folder):
+            empty.append(cluster)
+        else:
+            audited.append(cluster)
+    return FleetDay(tuple(audited), tuple(missing), tuple(empty))
+
+
+def link_inputs(config: AuditConfig, clusters: Sequence[str], day: str) -> list[str]:
+    """The `cluster=<name>` links of the day, made anew (a rerun of the day
+    may audit other clusters); kept afterwards, so the file names in the
+    lake's tables and the manifest stay readable."""
+    links = [input_link(config, cluster, day) for cluster in clusters]
+    folder = Path(config.state_root) / INPUTS / audit_day(day)
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.iterdir():
+        if old.is_symlink() and old.name.startswith("cluster="):
+            old.unlink()
+    for cluster, link in zip(clusters, links, strict=True):
+        link.symlink_to(archive_dir(config, cluster, day).resolve(), target_is_directory=True)
+    return [str(link) for link in links]
+
+
+def fleet_command(config: AuditConfig, clusters: Sequence[str], day: str) -> list[str]:
+    """One `epochtrail run` over the day's archive of the given clusters, into
+    the lake: one Spark application for the fleet, whose fixed cost is paid
+    once, not once per cluster."""
+    outside = [c for c in clusters if c not in config.clusters]
+    if outside:
+        raise ConfigError(f"{', '.join(outside)} not in {VARIABLE}.clusters")
+    if not clusters:
+        raise ValueError("no cluster to audit")
     return [
         config.epochtrail,
         "run",
-        str(archive_dir(config, cluster, day)),
+        *(str(input_link(config, cluster, day)) for cluster in clusters),
         "--out",
         config.lake_root,
         "--master",
         config.spark_master,
-        # the archive path names the cluster as a plain folder, not
-        # `cluster=NAME/`, so the CLI is told it
-        "--cluster",
-        cluster,
         "--profile",
         config.profile,
         "--max-clock-skew",
         repr(config.max_clock_skew_s),
         "--state",
-        str(state_dir(config, cluster)),
+        str(fleet_state_dir(config)),
         *config.extra_args,
     ]
 
@@ -294,9 +357,10 @@ def interpret_exit(code: int) -> Outcome:
 
 def validation_status(manifest: Mapping[str, Any]) -> Validation:
     """The data-quality verdict the manifest reports, if it reports one."""
-    if "validation" not in manifest:
+    section = manifest.get("validation")
+    if section is None:
+        # no section, or null: the CLI's --no-validate writes null
         return Validation.NOT_REPORTED
-    section = manifest["validation"]
     success = section.get("success") if isinstance(section, Mapping) else None
     if not isinstance(success, bool):
         # present but unreadable is not a pass
@@ -327,42 +391,75 @@ def failed_expectations(section: Mapping[str, Any]) -> str:
     return json.dumps(section, default=str)[:2000]
 
 
+def manifest_path(config: AuditConfig, cluster: str, run_day: str) -> Path:
+    """Where the CLI files a run's manifest for one of its clusters: by the
+    UTC day the run started (pipeline/run.py `manifest_dir`)."""
+    return (
+        Path(config.lake_root) / "manifests" / f"cluster={cluster}" / f"date={run_day}" / MANIFEST
+    )
+
+
 def read_manifest(
-    config: AuditConfig, cluster: str, day: str, exit_code: int, launched_at: datetime
+    config: AuditConfig,
+    clusters: Sequence[str],
+    inputs: Sequence[str],
+    exit_code: int,
+    launched_at: datetime,
 ) -> dict[str, Any]:
-    """This run's manifest, checked to be this run's and not an older or a
-    concurrent one's (the CLI writes one `run_manifest.json` per --out)."""
-    path = Path(config.lake_root) / MANIFEST
+    """This run's manifest, as filed for each of its clusters, checked to be
+    this run's and not an older or a concurrent one's."""
+    now = datetime.now(UTC)
+    days = [
+        (launched_at.astimezone(UTC).date() + timedelta(days=n)).isoformat()
+        for n in range((now.date() - launched_at.astimezone(UTC).date()).days + 1)
+    ]
+    found: dict[str, Any] | None = None
+    for cluster in clusters:
+        mine = None
+        for run_day in reversed(days):
+            path = manifest_path(config, cluster, run_day)
+            manifest = _load_manifest(path)
+            if manifest is not None and _is_this_runs(manifest, inputs, exit_code, launched_at):
+                mine = manifest
+                break
+        if mine is None:
+            raise AuditFailed(
+                f"epochtrail exited {exit_code} but no manifest of this run is filed for "
+                f"{cluster} under {manifest_path(config, cluster, days[-1]).parent.parent}/ "
+                "(none, or another run's: was another audit of that cluster writing to "
+                "the same lake?)",
+                retryable=True,
+            )
+        found = found or mine
+    assert found is not None
+    return found
+
+
+def _load_manifest(path: Path) -> dict[str, Any] | None:
     try:
         manifest = json.loads(path.read_text())
-    except FileNotFoundError as error:
-        raise AuditFailed(
-            f"epochtrail exited {exit_code} but wrote no {path}", retryable=True
-        ) from error
+    except FileNotFoundError:
+        return None
     except json.JSONDecodeError as error:
         raise AuditFailed(f"{path} is not JSON: {error}", retryable=True) from error
     if not isinstance(manifest, dict):
         raise AuditFailed(f"{path} is not a JSON object", retryable=True)
-    expected_inputs = [str(archive_dir(config, cluster, day))]
+    return manifest
+
+
+def _is_this_runs(
+    manifest: Mapping[str, Any], inputs: Sequence[str], exit_code: int, launched_at: datetime
+) -> bool:
     try:
         started = datetime.fromisoformat(manifest["started_at"])
-        mine = (
-            manifest["cluster"] == cluster
-            and manifest["inputs"] == expected_inputs
+        return bool(
+            manifest["inputs"] == list(inputs)
             and manifest["exit_code"] == exit_code
             # same host clock: the CLI started after we launched it
             and started >= launched_at - timedelta(seconds=1)
         )
-    except (KeyError, TypeError, ValueError) as error:
-        raise AuditFailed(f"{path} is unreadable: {error!r}", retryable=True) from error
-    if not mine:
-        raise AuditFailed(
-            f"{path} is not this run's (cluster {manifest.get('cluster')!r}, inputs "
-            f"{manifest.get('inputs')!r}, exit {manifest.get('exit_code')!r}, started "
-            f"{manifest.get('started_at')!r}); was another audit writing to the same lake?",
-            retryable=True,
-        )
-    return manifest
+    except (KeyError, TypeError, ValueError):
+        return False
 
 
 Runner = Callable[[Sequence[str]], int]
@@ -395,43 +492,73 @@ def run_streaming(command: Sequence[str]) -> int:
             raise
 
 
-def run_audit(
-    config: AuditConfig, cluster: str, day: str, runner: Runner = run_streaming
+def run_fleet_audit(
+    config: AuditConfig, day: str, runner: Runner = run_streaming
 ) -> dict[str, Any]:
-    """Audit one cluster's archive for one day; a small summary for XCom.
+    """Audit every configured cluster's archive for one day in one run; a
+    small summary for XCom.
 
-    Raises ArchiveMissing when the day has no folder, AuditFailed when the
-    run cannot be trusted: a failing exit code, a manifest that is missing or
-    not this run's, or a failed data-quality expectation. Exit 1 (findings)
-    and exit 3 (unknown verdicts) return normally: their tables are published.
+    Raises ArchiveMissing when no cluster has a folder for the day, AuditFailed
+    when the run cannot be trusted: a failing exit code, a manifest that is
+    missing or not this run's, a failed data-quality expectation, or a
+    cluster's folder with no file in it (after the others are published).
+    Exit 1 (findings) and exit 3 (unknown verdicts) return normally: their
+    tables are published.
     """
-    source = archive_dir(config, cluster, day)
-    if not source.is_dir():
-        raise ArchiveMissing(f"no archive folder {source}: nothing to audit for {cluster} on {day}")
-    command = audit_command(config, cluster, day)
-    launched_at = datetime.now(UTC)
-    code = runner(command)
-    outcome = interpret_exit(code)
-    manifest = read_manifest(config, cluster, day, code, launched_at)
-    validation = validation_status(manifest)
-    if validation is Validation.FAILED:
-        raise AuditFailed(
-            f"data-quality validation failed for {cluster} on {day} (the tables are "
-            f"published; check them before use): {failed_expectations(manifest['validation'])}",
-            retryable=False,
+    fleet = survey(config, day)
+    for cluster in fleet.missing:
+        log.info(
+            "no archive folder %s: nothing to audit for %s on %s",
+            archive_dir(config, cluster, day),
+            cluster,
+            day,
         )
-    return {
-        "cluster": cluster,
+    if not fleet.audited and not fleet.empty:
+        raise ArchiveMissing(
+            f"no archive folder under {config.archive_root} for any cluster on {day}: "
+            "nothing to audit"
+        )
+    summary: dict[str, Any] = {
         "day": day,
-        "exit_code": code,
-        "outcome": outcome.value,
-        "validation": validation.value,
-        "partitions": manifest.get("partitions"),
-        "verdicts": manifest.get("verdicts"),
-        "findings_by_kind": {
-            k: n for k, n in (manifest.get("findings_by_kind") or {}).items() if n
-        },
-        "quarantined_lines": manifest.get("quarantined_lines"),
-        "profile": (manifest.get("profile") or {}).get("chosen"),
+        "clusters": list(fleet.audited),
+        "no_archive": list(fleet.missing),
+        "empty": list(fleet.empty),
         "lake": config.lake_root,
     }
+    if fleet.audited:
+        inputs = link_inputs(config, fleet.audited, day)
+        command = fleet_command(config, fleet.audited, day)
+        launched_at = datetime.now(UTC)
+        code = runner(command)
+        outcome = interpret_exit(code)
+        manifest = read_manifest(config, fleet.audited, inputs, code, launched_at)
+        validation = validation_status(manifest)
+        if validation is Validation.FAILED:
+            raise AuditFailed(
+                f"data-quality validation failed on {day} (the tables are published; "
+                f"check them before use): {failed_expectations(manifest['validation'])}",
+                retryable=False,
+            )
+        profiles = manifest.get("profiles") or {}
+        summary.update(
+            exit_code=code,
+            outcome=outcome.value,
+            validation=validation.value,
+            partitions=manifest.get("partitions"),
+            verdicts=manifest.get("verdicts"),
+            findings_by_kind={
+                k: n for k, n in (manifest.get("findings_by_kind") or {}).items() if n
+            },
+            quarantined_lines=manifest.get("quarantined_lines"),
+            profiles={c: p.get("chosen") for c, p in profiles.items() if isinstance(p, Mapping)},
+        )
+    if fleet.empty:
+        # an empty folder is bad input, as the CLI says of one: the rest of
+        # the fleet is published first, then the task fails
+        raise AuditFailed(
+            "archive folder with no file for "
+            + ", ".join(f"{c} ({archive_dir(config, c, day)})" for c in fleet.empty)
+            + f"; the other clusters were audited: {json.dumps(summary, default=str)}",
+            retryable=False,
+        )
+    return summary

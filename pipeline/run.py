@@ -359,6 +359,12 @@ def _judge_and_publish(
         "validation": None if validation is None else validation.to_dict(),
     }
     manifest_path = write_manifest(out, manifest)
+    # The run's own record in the lake, per cluster and day (the UTC day the
+    # run started, as partition `date` of the rows without a time): the
+    # top-level run_manifest.json is the last run's, whichever cluster it
+    # audited, so runs side by side into one lake each keep theirs here.
+    for name in clusters:
+        write_manifest(manifest_dir(out, name, run_date), manifest)
     return RunSummary(
         manifest=manifest,
         partitions=partitions,
@@ -369,6 +375,11 @@ def _judge_and_publish(
         manifest_path=manifest_path,
         findings=finding_rows,
     )
+
+
+def manifest_dir(out: str, cluster: str, run_date: str) -> str:
+    """The folder of one cluster's manifest for the runs started on ``run_date``."""
+    return f"{out.rstrip('/')}/manifests/cluster={cluster}/date={run_date}"
 
 
 def saved_state(spark: Any, state: str) -> Any:
