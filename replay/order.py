@@ -45,19 +45,26 @@ from replay.types import (
     NO_LEADER_CHANGE,
     BecomeFollower,
     BecomeLeader,
+    BrokerRegistration,
+    BrokerRestart,
     EpochAnswer,
     Event,
     FetchAnswer,
     FollowerFetch,
     IsrUpdated,
     LeaderAndIsr,
+    LogLoaded,
+    LogRecovered,
     LogTruncated,
     PartitionChangeRecord,
     PartitionRecord,
     ProduceAck,
+    RecoveryTruncation,
     Source,
 )
 
+#: a broker's own lines as it starts: they precede its registration
+STARTUP_LINES = (BrokerRestart, LogRecovered, RecoveryTruncation, LogLoaded)
 #: the controller's clock (metadata records, ZooKeeper decisions)
 CONTROLLER = "controller"
 #: events a leader's request log shows it doing as the partition's leader
@@ -106,6 +113,10 @@ class Placement:
     #: a record that changes the leader: the leader before and after it
     leader_before: int | None = None
     leader_after: int | None = None
+    #: a broker's startup lines (restart, log load and recovery), and the
+    #: record registering that broker: a broker registers after it loaded its
+    #: logs, so its registration never moves before its startup lines
+    starting: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,8 +279,15 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
             clock_id = observer if observer is not None else event.origin.source.source_file
             follower = event.broker if isinstance(event, LogTruncated | BecomeFollower) else None
             act = observer if isinstance(event, LEADER_ACTS) else None
+            starting = event.broker if isinstance(event, STARTUP_LINES) else None
             placed.append(
-                (key, event, Placement(clock_id, t, None, max(floor, first), follower, act))
+                (
+                    key,
+                    event,
+                    Placement(
+                        clock_id, t, None, max(floor, first), follower, act, starting=starting
+                    ),
+                )
             )
 
     for index, event in enumerate(kept):
@@ -279,7 +297,15 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
             (
                 (index, 1, 0.0, -1, 0, "", 0),
                 event,
-                Placement(CONTROLLER, t, index, 0, leader_before=before, leader_after=after),
+                Placement(
+                    CONTROLLER,
+                    t,
+                    index,
+                    0,
+                    leader_before=before,
+                    leader_after=after,
+                    starting=event.broker if isinstance(event, BrokerRegistration) else None,
+                ),
             )
         )
     placed.sort(key=lambda item: item[0])
@@ -306,6 +332,7 @@ def may_precede(moved: Placement, other: Placement, max_clock_skew_s: float) -> 
             other.floor <= moved.metadata_index
             and (other.follower is None or moved.leader_after not in (other.follower, NO_LEADER))
             and (other.leader_act is None or other.leader_act != moved.leader_before)
+            and (moved.starting is None or moved.starting != other.starting)
         )
     if moved.metadata_index is None and other.metadata_index is not None:
         # the observation would precede the record: into the epoch it ended
