@@ -106,6 +106,9 @@ class UncleanElection(Finding):
     recovery: bool = False
     #: seen only in point-in-time views (a leader outside the last ISR seen)
     from_views: bool = False
+    #: unclean.leader.election.enable as the topic's or a broker's config
+    #: stated it (None: not in evidence)
+    unclean_enabled: bool | None = None
 
     KIND = FindingKind.UNCLEAN_ELECTION
     VIOLATES = (
@@ -118,6 +121,15 @@ class UncleanElection(Finding):
         return Severity.CRITICAL if self.records_lost else Severity.WARNING
 
     def explain(self) -> str:
+        text = self._explain()
+        if self.unclean_enabled is False:
+            text += (
+                " The configuration in evidence has unclean.leader.election.enable=false: the "
+                "controller elected against it."
+            )
+        return text
+
+    def _explain(self) -> str:
         how = "an unclean recovery" if self.recovery else "an unclean election"
         head = (
             f"Broker {self.replica} became leader of {self.key.describe()} in epoch "

@@ -175,9 +175,21 @@ def unclean_elections(history: History, ctx: ReplayContext) -> list[UncleanElect
                 derived_mark=mark.derived,
                 isr_before=view.isr_before,
                 recovery=view.election == ElectionKind.UNCLEAN_RECOVERY,
+                unclean_enabled=unclean_enabled(history, view.leader),
             )
         )
     return found
+
+
+def unclean_enabled(history: History, leader: int | None) -> bool | None:
+    """``unclean.leader.election.enable`` in force: the topic's config, else
+    the static value of the new leader's broker, else of a broker whose file
+    does not say which it is; None when no config in evidence states it."""
+    by_scope = {(c.scope, c.broker): c.value for c in history.unclean_config}
+    for key in (("topic", None), ("static", leader), ("static", None)):
+        if key in by_scope:
+            return by_scope[key]
+    return None
 
 
 def _removed_committed(
@@ -802,6 +814,7 @@ def view_elections(history: History, ctx: ReplayContext) -> list[UncleanElection
             isr_before=v.isr_before,
             recovery=v.recovery,
             from_views=True,
+            unclean_enabled=unclean_enabled(history, v.leader),
         )
         for v in history.view_elections
     ]

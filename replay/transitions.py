@@ -1356,6 +1356,10 @@ def _client_hwm(history: History, event: ClientHwm) -> History:
         log = history.replica(broker)
         if log.top_epoch is None or log.top_epoch < epoch:
             history = history.with_replica(broker, replace(log, top_epoch=epoch))
+    else:
+        # another broker's HW, as a follower's line: from before an unclean
+        # election it is the previous leader's
+        epoch = _follower_hw_epoch(history, epoch, event.hwm)
     history = _commit(history, epoch, event.hwm, source, event.origin.time)
     return _hold(history, broker, event.hwm, source)
 

@@ -495,6 +495,24 @@ def test_a_leader_outside_the_last_isr_seen_is_a_probable_unclean_election() -> 
     assert result.verdict == Verdict.INVALID
 
 
+def test_an_unclean_election_against_the_topics_config_says_so() -> None:
+    s = Story()
+    origin = s._origin("describe/kafka-topics-describe.txt", None, False)
+    s._add(TopicConfig(origin, "orders", None, False))
+    view(s, 1, (1,))
+    view(s, 2, (2,))
+    result = replay_partition(s.events, CTX)
+    assert table(result) == [("unclean_election", 0, None, 2, None, None, None)]
+    assert "unclean.leader.election.enable=false" in result.findings[0].explain()
+    s = Story()
+    view(s, 1, (1,))
+    view(s, 2, (2,))
+    assert (
+        "unclean.leader.election.enable"
+        not in replay_partition(s.events, CTX).findings[0].explain()
+    )
+
+
 def test_a_leader_from_the_last_isr_or_elr_seen_is_no_finding() -> None:
     s = Story()
     view(s, 1, (1, 2))
