@@ -305,7 +305,7 @@ def _partition_change(history: History, record: PartitionChangeRecord) -> Histor
         current = history.current_epoch
         if current is not None:
             history = history.with_epoch(replace(current, isr=after.isr, elr=after.elr))
-        history = _unclean_members(history, after, None, record.origin)
+        history = _unclean_members(history, before.isr, after, None, record.origin)
         return replace(history, registration=after)
     new_leader_log = history.replica(after.leader)
     view = EpochView(
@@ -323,7 +323,7 @@ def _partition_change(history: History, record: PartitionChangeRecord) -> Histor
         leader_log_end=new_leader_log.held,
     )
     history = _end_current_epoch(history, record.origin, after, view)
-    return _unclean_members(history, after, view, record.origin)
+    return _unclean_members(history, before.isr, after, view, record.origin)
 
 
 def _end_current_epoch(
@@ -1487,12 +1487,17 @@ def _kept_when_unfenced(history: History, broker: int, origin: Origin) -> Histor
 
 
 def _unclean_members(
-    history: History, after: PartitionRegistration, view: EpochView | None, origin: Origin
+    history: History,
+    isr_before: tuple[int, ...],
+    after: PartitionRegistration,
+    view: EpochView | None,
+    origin: Origin,
 ) -> History:
     """Unclean replicas in a partition change: elected by a clean (or ELR)
     election before catching up, or still kept in the ELR their registration
     left them in, break Unclean Exclusion; taken into the ISR, or elected
-    uncleanly (its own finding), they are no longer this rule's concern."""
+    uncleanly (its own finding), they are no longer this rule's concern (one
+    that stayed in the ISR through its restart has not re-joined it)."""
     for restart in history.unclean_restarts:
         broker = restart.broker
         if view is not None and view.leader == broker:
@@ -1503,7 +1508,8 @@ def _unclean_members(
             else:
                 history = _exclusion(history, restart, "elected", view.leader_epoch, origin)
             continue
-        if broker in after.isr:
+        if broker in after.isr and broker not in isr_before:
+            # it joined the ISR: its leader found it caught up
             history = _with_unclean_restart(history, broker, None)
         elif restart.kept is not None and broker not in after.elr:
             # the controller took it out of the ELR, as KIP-966 says

@@ -192,3 +192,27 @@ def test_an_evidence_scenario_matches_its_truth_exactly(
     fleet: dict[str, list[str]], name: str
 ) -> None:
     assert fleet[name] == []
+
+
+#: random kraft-elr clusters at a high fault rate, seeds no other test draws
+#: (tests/test_scenarios.py draws 1-200, 1000-1011 and 2000-2099): followers
+#: re-joining the ISR after an unclean election were once judged against the
+#: HWM from before it (their own HW, which the new leader never had)
+SWEEP_SEEDS = range(7000, 7040)
+
+
+@pytest.mark.slow
+def test_random_kraft_elr_clusters_at_a_high_fault_rate_match_their_truth(  # type: ignore[no-untyped-def]
+    spark, tmp_path
+) -> None:
+    from tests.test_scenarios import judge_fleet
+
+    root = tmp_path / "fleet"
+    for seed in SWEEP_SEEDS:
+        simulator.simulate(
+            "random", root / f"cluster=elr-{seed}", seed=seed, era="kraft-elr", brokers=4,
+            fault_rate=4.0,
+        )  # fmt: skip
+    result = judge_fleet(root, tmp_path / "out")
+    assert {c: p for c, p in result.items() if p} == {}
+    assert len(result) == len(SWEEP_SEEDS)
