@@ -671,3 +671,10 @@ def test_a_startup_line_of_no_broker_is_a_gap_not_a_guess() -> None:
 def test_the_views_partition_record_type_is_unchanged() -> None:
     # a view is not a registration: the metadata's record types stay apart
     assert not issubclass(PartitionView, PartitionRecord)
+
+
+def test_every_declared_event_kind_is_replayed_or_kept_out_by_name() -> None:
+    from schemas.domains import EVENT_KINDS
+
+    assert set(EVENT_KINDS) <= set(CONVERTERS) | NOT_REPLAYED
+    assert not set(CONVERTERS) & NOT_REPLAYED
