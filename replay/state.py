@@ -489,6 +489,24 @@ class PartitionViewSeen:
 
 
 @dataclass(frozen=True, slots=True)
+class RestartLoss:
+    """A replica came back from a restart with less than it held (its startup
+    lines print the log end it loaded). Judged as a truncation when it next
+    fetches as a follower, against the committed mark at the restart; if it
+    is elected first, the election's own findings count the loss."""
+
+    replica: int
+    from_offset: int
+    to_offset: int
+    top_epoch: int | None
+    committed: int | None
+    committed_source: Source | None
+    before: Source | None
+    after: Source
+    at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
 class Exclusion:
     """A replica back from an unclean shutdown re-entered before it caught up:
     kept in the ELR at its registration (``how`` "elr"), or elected (``how``
@@ -577,6 +595,8 @@ class History:
     last_seen: tuple[tuple[int, datetime, str, int], ...] = ()
     #: replicas back from an unclean (or unknown) shutdown, not yet caught up
     unclean_restarts: tuple[UncleanRestart, ...] = ()
+    #: losses restarts showed, until the replica's next fetch shows them
+    restart_losses: tuple[RestartLoss, ...] = ()
     #: Unclean Exclusion broken: an unclean replica kept or elected
     exclusions: tuple[Exclusion, ...] = ()
     #: the last point-in-time view of the partition, and the elections views show

@@ -33,6 +33,7 @@ from replay.state import (
     MinIsrSetting,
     PartitionRegistration,
     PartitionViewSeen,
+    RestartLoss,
     Session,
     StaleLeadership,
     Truncation,
@@ -332,6 +333,12 @@ def _end_current_epoch(
     current = history.current_epoch
     if current is not None:
         history = history.with_epoch(replace(current, ended_at=origin.time))
+    if any(x.replica == view.leader for x in history.restart_losses):
+        # elected with less than it held: the election's findings count it
+        history = replace(
+            history,
+            restart_losses=tuple(x for x in history.restart_losses if x.replica != view.leader),
+        )
     return replace(history, registration=registration, epochs=history.epochs + (view,))
 
 
@@ -703,6 +710,8 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
     source = fetch.origin.source
     leader = fetch.origin.observer
     history = _note_unknown_epoch(history, fetch.current_leader_epoch, source)
+    if history.restart_losses:
+        history = _restart_loss_shown(history, fetch)
     history = _fetch_seen(history, leader, fetch)
     history = _log_end_seen(
         history,
@@ -1411,11 +1420,43 @@ def _log_recovered(history: History, event: LogRecovered) -> History:
 
 def _loaded(history: History, broker: int, log_end: int, origin: Origin) -> History:
     """The log end a replica came back with (after recovery cut it, or as
-    loaded): its LEO at the restart, below what it held a crash loss, judged
-    now, at the restart that shows it."""
+    loaded): its LEO at the restart. Below what it held, that is a crash
+    loss: measured against the committed mark now, at the restart that shows
+    it, and judged as a truncation when the replica next fetches as a
+    follower (``_restart_loss_shown``)."""
     if log_end < 0:
         return history
-    history = _log_end_seen(history, broker, log_end, None, None, origin, explained=True)
+    log = history.replica(broker)
+    if log.held is not None and log_end < log.held:
+        current = history.current_epoch
+        committed, committed_source = _committed_in(
+            history, None if current is None else current.leader_epoch
+        )
+        loss = RestartLoss(
+            replica=broker,
+            from_offset=log.held,
+            to_offset=log_end,
+            top_epoch=log.top_epoch,
+            committed=committed,
+            committed_source=committed_source,
+            before=log.held_source,
+            after=origin.source,
+            at=origin.time,
+        )
+        others = tuple(x for x in history.restart_losses if x.replica != broker)
+        history = replace(history, restart_losses=others + (loss,))
+        history = history.with_replica(
+            broker,
+            replace(
+                log,
+                leo=log_end,
+                leo_source=origin.source,
+                held=log_end,
+                held_source=origin.source,
+            ),
+        )
+    else:
+        history = _log_end_seen(history, broker, log_end, None, None, origin)
     restart = _unclean_restart(history, broker)
     if restart is not None:
         restart = replace(restart, log_end=log_end, log_end_source=origin.source)
@@ -1614,3 +1655,30 @@ def _partition_view(history: History, event: PartitionView) -> History:
         event.leader, event.isr, elr, event.last_known_elr or (), event.origin.source
     )
     return replace(history, last_view=seen)
+
+
+def _restart_loss_shown(history: History, fetch: FollowerFetch) -> History:
+    """A replica's first fetch after a restart that lost data: the loss the
+    startup lines showed is a truncation in the epoch it fetches in, judged
+    against the committed mark at the restart (the line fixes the moment)."""
+    loss = next((x for x in history.restart_losses if x.replica == fetch.replica), None)
+    if loss is None:
+        return history
+    truncation = Truncation(
+        replica=loss.replica,
+        from_offset=loss.from_offset,
+        to_offset=loss.to_offset,
+        leader_epoch=_epoch_in_force(history, fetch.current_leader_epoch),
+        top_epoch=loss.top_epoch,
+        epoch_committed=loss.committed,
+        epoch_committed_source=loss.committed_source,
+        before=loss.before,
+        after=loss.after,
+        at=loss.at,
+        answered=True,
+    )
+    return replace(
+        history,
+        truncations=history.truncations + (truncation,),
+        restart_losses=tuple(x for x in history.restart_losses if x is not loss),
+    )

@@ -266,7 +266,8 @@ def test_a_new_leaders_line_raises_the_mark_in_every_era() -> None:
 
 def recovery_story(clean: bool | None, log_end: int) -> Story:
     """Follower 3 (in the ISR) fetched up to 300, the HWM; it loses power and
-    comes back with ``log_end``."""
+    comes back with ``log_end``; the leader writes on (HWM 320) before 3
+    fetches again from where it came back."""
     s = Story()
     s.create((1, 2, 3), leader=1)
     s.produce(1, 299, acks=-1)
@@ -274,12 +275,19 @@ def recovery_story(clean: bool | None, log_end: int) -> Story:
     s.fetch(1, 3, 300, epoch=0, last_fetched=0, hwm=300)
     s.tick(15)
     restart(s, 3, clean, log_end)
+    s.tick(1)
+    s.produce(1, 319, acks=-1)
+    s.fetch(1, 2, 320, epoch=0, last_fetched=0, hwm=320)
+    if log_end is not None:
+        s.tick(1)
+        s.fetch(1, 3, log_end, epoch=0, last_fetched=0, hwm=320)
     return s
 
 
 def test_a_restart_that_comes_back_below_the_hwm_is_a_truncation_below_it() -> None:
     result = replay_partition(recovery_story(False, 200).events, CTX)
 
+    # measured against the mark at the restart (300), not at the fetch (320)
     assert table(result) == [("truncation_below_hwm", 0, 0, 3, 200, 300, None)]
     f = result.findings[0]
     assert f.qualifier == Scope.LOCAL  # the leader still holds them
@@ -287,6 +295,28 @@ def test_a_restart_that_comes_back_below_the_hwm_is_a_truncation_below_it() -> N
     # the finding cites the recovery line
     assert ("broker-3/server.log", 3) in {(e.source_file, e.line_no) for e in f.evidence}
     assert result.history.replica(3).leo == 200
+
+
+def test_a_restart_loss_is_judged_when_the_replica_fetches_again() -> None:
+    s = recovery_story(False, 200)
+    s.events.pop()  # 3 has not fetched again: nothing shows it lost data yet
+    s.events.pop()
+    result = replay_partition(s.events, CTX)
+    assert result.findings == ()
+    assert [(x.replica, x.from_offset, x.to_offset) for x in result.history.restart_losses] == [
+        (3, 300, 200)
+    ]
+
+
+def test_a_replica_elected_after_a_restart_loss_is_judged_by_the_election() -> None:
+    s = recovery_story(False, 200)
+    s.events = s.events[:-2]  # no fetch from 3: it is elected (from the ISR) instead
+    s.tick(5)
+    s.fence(1)
+    s.change(leader=3, isr=(3,))
+    become_leader(s, 3, 1, 200)
+    result = replay_partition(s.events, CTX)
+    assert table(result) == [("committed_data_loss", 0, 1, None, 200, 320, 120)]
 
 
 def test_a_restart_that_kept_the_committed_log_is_no_finding() -> None:
@@ -299,6 +329,8 @@ def test_recovery_cutting_a_log_below_the_hwm_is_a_truncation_below_it() -> None
     s = recovery_story(False, None)  # type: ignore[arg-type]
     s._add(RecoveryTruncation(server_log(s, 3), 3, 250))
     s._add(LogLoaded(server_log(s, 3), 3, 250, 0))
+    s.tick(1)
+    s.fetch(1, 3, 250, epoch=0, last_fetched=0, hwm=320)
 
     result = replay_partition(s.events, CTX)
 
