@@ -200,12 +200,14 @@ def test_an_evidence_scenario_matches_its_truth_exactly(
 #: HWM from before it (their own HW, which the new leader never had)
 SWEEP_SEEDS = range(7000, 7040)
 #: Disagreements of the sweep not yet resolved, stated exactly so that any
-#: change fails the test. Both are one case: a replica that led epoch 4,
-#: lost data in a restart and fetches again in epoch 6, after an epoch 5
-#: whose leader was elected while down (its start offset is in no artefact):
-#: the replay cannot tell whether epoch 5 rewrote the offsets (qualifier
-#: unknown, measured on the real mark), the truth knows it did not (local,
-#: on the mark the artefacts show).
+#: change fails the test. All three are one case: replica 4 lost data in an
+#: unclean shutdown (no startup lines in these clusters) and fetches again
+#: after an epoch whose start offset is in no artefact (its leader was
+#: elected while down, or there was none): the replay cannot tell whether
+#: that epoch rewrote the offsets (qualifier unknown, measured on the mark
+#: at the fetch), the truth knows it did not (local, on the mark the
+#: artefacts show). Found with main's rules before this change, unchanged
+#: by it (the clusters have no evidence knobs on).
 SWEEP_KNOWN: dict[str, list[str]] = {
     "elr-7011": [
         "extra ('truncation_below_hwm', 'topic-0', 1, 6, 4, 1377, 1466, None, 'unknown', None)",
