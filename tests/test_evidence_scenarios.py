@@ -210,8 +210,7 @@ SWEEP_SEEDS = range(7000, 7040)
 #: elected while down, or there was none): the replay cannot tell whether
 #: that epoch rewrote the offsets (qualifier unknown, measured on the mark
 #: at the fetch), the truth knows it did not (local, on the mark the
-#: artefacts show). Found with main's rules before this change, unchanged
-#: by it (the clusters have no evidence knobs on).
+#: artefacts show).
 SWEEP_KNOWN: dict[str, list[str]] = {
     "elr-7011": [
         "extra ('truncation_below_hwm', 'topic-0', 1, 6, 4, 1377, 1466, None, 'unknown', None)",
