@@ -1346,7 +1346,7 @@ def _client_hwm(history: History, event: ClientHwm) -> History:
     view = history.epoch(named) if named is not None else history.current_epoch
     if view is None:
         return _hold(history, broker, event.hwm, source)
-    epoch = view.leader_epoch
+    epoch: int | None = view.leader_epoch
     if view.leader == broker:
         registration = history.registration
         exposure = Exposure(
@@ -1363,8 +1363,8 @@ def _client_hwm(history: History, event: ClientHwm) -> History:
             view = replace(view, first_sole_exposure=exposure)
         history = history.with_epoch(view)
         log = history.replica(broker)
-        if log.top_epoch is None or log.top_epoch < epoch:
-            history = history.with_replica(broker, replace(log, top_epoch=epoch))
+        if log.top_epoch is None or log.top_epoch < view.leader_epoch:
+            history = history.with_replica(broker, replace(log, top_epoch=view.leader_epoch))
     else:
         # another broker's HW, as a follower's line: from before an unclean
         # election it is the previous leader's
