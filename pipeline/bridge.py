@@ -30,24 +30,35 @@ from replay.types import (
     AlterPartition,
     BecomeFollower,
     BecomeLeader,
+    BrokerConfig,
     BrokerFencing,
     BrokerRegistration,
+    BrokerRestart,
+    ClientEpochAnswer,
+    ClientHwm,
     EpochAnswer,
     EpochCheckpoint,
     Event,
     FetchAnswer,
+    FetcherHalt,
     FollowerFetch,
     IsrUpdated,
     LeaderAndIsr,
+    LogLoaded,
+    LogRecovered,
     LogTruncated,
     MinIsrConfig,
+    OffsetReset,
     Origin,
     PartitionChangeRecord,
     PartitionKey,
     PartitionRecord,
+    PartitionView,
     ProduceAck,
     Profile,
+    RecoveryTruncation,
     Source,
+    TopicConfig,
 )
 from schemas.state import PARTITION_STATE
 from schemas.tables import ANOMALIES, EPOCH_LINEAGE, ISR_TIMELINE, PARTITION_VERDICTS
@@ -161,6 +172,44 @@ def _leader_and_isr(r: dict[str, Any]) -> LeaderAndIsr:
     )
 
 
+def _broker(r: dict[str, Any]) -> int:
+    """The broker a startup or config line speaks of: its own id when the line
+    prints it, else the broker whose file it is."""
+    broker = r["replica"] if r["replica"] is not None else r["observer"]
+    if broker is None:
+        raise ValueError("the line names no broker and its file belongs to none")
+    return int(broker)
+
+
+def _client_hwm(r: dict[str, Any]) -> Event:
+    # a consumer's Fetch names the epoch it believes current (it is refused
+    # otherwise); a ListOffsets answer v4+ carries the leader's epoch
+    epoch = r["leader_epoch"] if r["kind"] == "list_offsets" else r.get("current_leader_epoch")
+    return ClientHwm(
+        _origin(r),
+        r["hwm"],
+        r["error_code"] or 0,
+        epoch,
+        r.get("log_start_offset"),
+        r["kind"] == "list_offsets",
+    )
+
+
+def _partition_view(r: dict[str, Any]) -> Event:
+    leader = r["leader"]
+    return PartitionView(
+        _origin(r),
+        -1 if leader is None else int(leader),
+        _ints(r["replicas"]) or (),
+        _ints(r["isr"]) or (),
+        _ints(r["elr"]),
+        _ints(r["last_known_elr"]),
+        r["leader_epoch"],
+        r["partition_epoch"],
+        r["leader_recovery_state"],
+    )
+
+
 CONVERTERS: dict[str, Callable[[dict[str, Any]], Event]] = {
     "partition_record": _partition_record,
     "partition_change": _partition_change,
@@ -236,6 +285,38 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], Event]] = {
         r["error_code"],
         r["leader"],
     ),
+    # what clients were shown (formats-addendum.md 11)
+    "consumer_fetch": _client_hwm,
+    "list_offsets": _client_hwm,
+    "consumer_epoch_answer": lambda r: ClientEpochAnswer(
+        _origin(r), r["leader_epoch"], r["end_offset"], r["error_code"] or 0
+    ),
+    # a broker coming back (10), its config (13), pre-2.8 fetcher lines (9.6)
+    "broker_restart": lambda r: BrokerRestart(_origin(r), _broker(r), r["clean_shutdown"]),
+    "log_recovered": lambda r: LogRecovered(_origin(r), _broker(r), r["base_offset"]),
+    "recovery_truncation": lambda r: RecoveryTruncation(_origin(r), _broker(r), r["truncate_to"]),
+    "log_end_at_load": lambda r: LogLoaded(
+        _origin(r), _broker(r), r["leo"], r.get("log_start_offset")
+    ),
+    "broker_config": lambda r: BrokerConfig(
+        _origin(r),
+        r["replica"] if r["replica"] is not None else r["observer"],
+        r.get("unclean_election_enabled"),
+        r["min_isr"],
+        r.get("kafka_version"),
+        r.get("mode"),
+    ),
+    "fetcher_halt": lambda r: FetcherHalt(
+        _origin(r), _broker(r), r["leader"], r["leo"], r["truncate_to"]
+    ),
+    "offset_reset": lambda r: OffsetReset(
+        _origin(r), _broker(r), r["leader"], r["leo"], r["truncate_to"]
+    ),
+    # point-in-time views (12)
+    "partition_view": _partition_view,
+    "topic_config": lambda r: TopicConfig(
+        _origin(r), r["topic"], r["min_isr"], r.get("unclean_election_enabled")
+    ),
 }
 
 #: kinds the replay does not read (yet): kept in silver, not bridged
@@ -254,20 +335,8 @@ NOT_REPLAYED = frozenset(
         "hwm_checkpoint",
         "zk_unclean_election",
         "segment_batch",
-        # evidence kinds declared ahead of the rules that read them (issues
-        # 12 and 13): in silver, not replayed yet
-        "consumer_fetch",
-        "list_offsets",
-        "consumer_epoch_answer",
-        "broker_restart",
-        "log_recovered",
-        "recovery_truncation",
-        "log_end_at_load",
-        "broker_config",
-        "fetcher_halt",
-        "offset_reset",
-        "partition_view",
-        "topic_config",
+        # point-in-time sizes and offsets: which --time made a GetOffsetShell
+        # offset, and what a log's size means in offsets, the files do not say
         "log_dir_view",
         "offset_view",
     }
@@ -575,6 +644,11 @@ REPLAYED_COLUMNS = (
     "controller_epoch",
     "min_isr",
     "under_min_isr",
+    "log_start_offset",
+    "clean_shutdown",
+    "unclean_election_enabled",
+    "kafka_version",
+    "mode",
 )
 
 

@@ -18,6 +18,11 @@ SERIES_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 BROKER_KINDS = ("register_broker", "fence_broker", "unfence_broker", "broker_registration_change")
+#: a broker's startup (clean or not) and its config lines name no partition:
+#: they concern every partition of the cluster, like its registration
+BROKER_LINE_KINDS = ("broker_restart", "broker_config")
+#: a describe header's topic configs name no partition: every one of the topic's
+TOPIC_KINDS = ("topic_config",)
 #: ConfigRecord ``min.insync.replicas`` (routed by topic, or cluster-wide)
 MIN_ISR_KIND = "min_isr_config"
 
@@ -159,11 +164,17 @@ def partition_streams(compressed: DataFrame) -> DataFrame:
     )
     keys = per_partition.select("cluster", "topic_key", "partition").distinct()
     brokers = (
-        compressed.filter(F.col("kind").isin(*BROKER_KINDS))
+        compressed.filter(
+            F.col("kind").isin(*BROKER_KINDS)
+            | (F.col("kind").isin(*BROKER_LINE_KINDS) & F.col("partition").isNull())
+        )
         .drop("topic_key", "partition")
         .join(keys, "cluster")
     )
-    min_isr = compressed.filter(F.col("kind") == MIN_ISR_KIND).drop("topic_key", "partition")
+    min_isr = compressed.filter(
+        (F.col("kind") == MIN_ISR_KIND)
+        | (F.col("kind").isin(*TOPIC_KINDS) & F.col("partition").isNull())
+    ).drop("topic_key", "partition")
     # A partition known only by its topic id gets no topic override (it
     # cannot be matched by name): its min ISR is then unknown unless set
     # broker- or cluster-wide.

@@ -104,6 +104,11 @@ class UncleanElection(Finding):
     isr_before: tuple[int, ...] = ()
     #: elected from LastKnownELR by unclean recovery (KIP-966, seed 002 5.3)
     recovery: bool = False
+    #: seen only in point-in-time views (a leader outside the last ISR seen)
+    from_views: bool = False
+    #: unclean.leader.election.enable as the topic's or a broker's config
+    #: stated it (None: not in evidence)
+    unclean_enabled: bool | None = None
 
     KIND = FindingKind.UNCLEAN_ELECTION
     VIOLATES = (
@@ -116,12 +121,30 @@ class UncleanElection(Finding):
         return Severity.CRITICAL if self.records_lost else Severity.WARNING
 
     def explain(self) -> str:
+        text = self._explain()
+        if self.unclean_enabled is False:
+            text += (
+                " The configuration in evidence has unclean.leader.election.enable=false: the "
+                "controller elected against it."
+            )
+        return text
+
+    def _explain(self) -> str:
         how = "an unclean recovery" if self.recovery else "an unclean election"
         head = (
             f"Broker {self.replica} became leader of {self.key.describe()} in epoch "
             f"{self.leader_epoch} by {how} (previous ISR "
             f"[{', '.join(map(str, self.isr_before))}])"
         )
+        if self.from_views:
+            epoch = "" if self.leader_epoch is None else f" in epoch {self.leader_epoch}"
+            return (
+                f"Broker {self.replica} appears as leader of {self.key.describe()}{epoch} in a "
+                "point-in-time view while the last ISR seen before it was "
+                f"[{', '.join(map(str, self.isr_before))}]: an unclean election, probable since "
+                "snapshots can miss a step; the views show no offset, so what it lacked is not "
+                "in the evidence."
+            )
         if self.records_lost == 0:
             return head + "; it already held every committed offset, so nothing was lost."
         if self.offset_start is None:
@@ -313,12 +336,17 @@ class IsrRuleViolation(Finding):
     #: the leader's own (under-min-isr) line said so (3.6+)
     marker: bool = False
     acks: int = 0
+    #: ``unclean_exclusion``: "elr" (kept in the ELR at its registration) or
+    #: "elected" (elected from the ISR or ELR) before it caught up
+    how: str = ""
 
     KIND = FindingKind.ISR_RULE_VIOLATION
     VIOLATES = (
         "ISR rules: a follower joins the ISR only once its fetch offset reached the HWM and the "
         "leader epoch start offset (seed 003 section 2.9); acks=all is refused while the ISR is "
-        "below min.insync.replicas (seed 003 section 2.6)"
+        "below min.insync.replicas (seed 003 section 2.6); a replica back from an unclean "
+        "shutdown stays out of the ISR, the ELR and leadership until it caught up (seed 002 "
+        "5.1.2, KIP-966)"
     )
 
     @property
@@ -326,6 +354,24 @@ class IsrRuleViolation(Finding):
         return Severity.WARNING
 
     def explain(self) -> str:
+        if self.variant == "unclean_exclusion":
+            what = (
+                "was kept in the ELR when it registered again"
+                if self.how == "elr"
+                else "was elected leader"
+            )
+            behind = (
+                f" with its log ending at {self.offset_start}, below the committed "
+                f"{self.offset_end}"
+                if self.offset_start is not None
+                else ""
+            )
+            return (
+                f"Replica {self.replica} of {self.key.describe()} came back from an unclean "
+                f"shutdown and {what} in epoch {self.leader_epoch}{behind}, before it caught up: "
+                "KIP-966's Unclean Exclusion keeps such a replica out of the ISR, the ELR and "
+                "leadership until it has."
+            )
         if self.variant == "expansion":
             return (
                 f"Replica {self.replica} joined the ISR of {self.key.describe()} in epoch "

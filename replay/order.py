@@ -46,19 +46,27 @@ from replay.types import (
     NO_LEADER_CHANGE,
     BecomeFollower,
     BecomeLeader,
+    BrokerRegistration,
+    BrokerRestart,
     EpochAnswer,
     Event,
     FetchAnswer,
     FollowerFetch,
     IsrUpdated,
     LeaderAndIsr,
+    LogLoaded,
+    LogRecovered,
     LogTruncated,
     PartitionChangeRecord,
     PartitionRecord,
     ProduceAck,
+    RecoveryTruncation,
     Source,
 )
 
+#: a broker's own lines as it starts: they precede its registration
+STARTUP_LINES = (BrokerRestart, LogRecovered, RecoveryTruncation, LogLoaded)
+_STARTUP_TYPES = frozenset(STARTUP_LINES)
 #: the controller's clock (metadata records, ZooKeeper decisions)
 CONTROLLER = "controller"
 #: events a leader's request log shows it doing as the partition's leader
@@ -107,6 +115,10 @@ class Placement(NamedTuple):
     #: a record that changes the leader: the leader before and after it
     leader_before: int | None = None
     leader_after: int | None = None
+    #: a broker's startup lines (restart, log load and recovery), and the
+    #: record registering that broker: a broker registers after it loaded its
+    #: logs, so its registration never moves before its startup lines
+    starting: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,6 +310,7 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
                         floor if floor > lowest else lowest,
                         event.broker if kind in _FOLLOWER_LINES else None,  # type: ignore[union-attr]
                         observer if kind in _LEADER_ACT_TYPES else None,
+                        starting=event.broker if kind in _STARTUP_TYPES else None,  # type: ignore[union-attr]
                     ),
                 )
             )
@@ -309,7 +322,15 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
             (
                 (index, 1, 0.0, -1, 0, "", 0),
                 event,
-                Placement(CONTROLLER, t, index, 0, leader_before=before, leader_after=after),
+                Placement(
+                    CONTROLLER,
+                    t,
+                    index,
+                    0,
+                    leader_before=before,
+                    leader_after=after,
+                    starting=event.broker if isinstance(event, BrokerRegistration) else None,
+                ),
             )
         )
     placed.sort(key=_first)
@@ -336,6 +357,7 @@ def may_precede(moved: Placement, other: Placement, max_clock_skew_s: float) -> 
             other.floor <= moved.metadata_index
             and (other.follower is None or moved.leader_after not in (other.follower, NO_LEADER))
             and (other.leader_act is None or other.leader_act != moved.leader_before)
+            and (moved.starting is None or moved.starting != other.starting)
         )
     if moved.metadata_index is None and other.metadata_index is not None:
         # the observation would precede the record: into the epoch it ended

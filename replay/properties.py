@@ -175,9 +175,21 @@ def unclean_elections(history: History, ctx: ReplayContext) -> list[UncleanElect
                 derived_mark=mark.derived,
                 isr_before=view.isr_before,
                 recovery=view.election == ElectionKind.UNCLEAN_RECOVERY,
+                unclean_enabled=unclean_enabled(history, view.leader),
             )
         )
     return found
+
+
+def unclean_enabled(history: History, leader: int | None) -> bool | None:
+    """``unclean.leader.election.enable`` in force: the topic's config, else
+    the static value of the new leader's broker, else of a broker whose file
+    does not say which it is; None when no config in evidence states it."""
+    by_scope = {(c.scope, c.broker): c.value for c in history.unclean_config}
+    for key in (("topic", None), ("static", leader), ("static", None)):
+        if key in by_scope:
+            return by_scope[key]
+    return None
 
 
 def _removed_committed(
@@ -721,12 +733,91 @@ def _acks_under_min_isr(
     return found, notes
 
 
+def _unclean_exclusions(
+    history: History, ctx: ReplayContext, all_marks: dict[int, Mark]
+) -> tuple[list[IsrRuleViolation], list[str]]:
+    """Seed 002 5.1.2, Unclean Exclusion (KIP-966, kraft-elr): a replica back
+    from an unclean shutdown stays out of the ISR, the ELR and leadership
+    until it has caught up. Broken when its registration left it in the ELR
+    (judged when it was unfenced or elected) or when it was elected from the
+    ISR or ELR first; ``[its log end at the restart, the committed mark)``,
+    both null when it had reached the mark. A restart whose version prints
+    nothing about the shutdown is of unknown kind: a gap, never a finding."""
+    if ctx.profile != Profile.KRAFT_ELR:
+        return [], []
+    found: list[IsrRuleViolation] = []
+    notes: list[str] = []
+    for x in history.exclusions:
+        mark = all_marks.get(x.leader_epoch)
+        marks_known = [v for v in (x.committed, mark.committed if mark else None) if v is not None]
+        committed = max(marks_known) if marks_known else None
+        if x.clean is None:
+            notes.append(
+                f"broker {x.broker} restarted ({_where(x.sources[0])}) and its version prints "
+                f"nothing about its shutdown; it was then {_exclusion_how(x.how)} in epoch "
+                f"{x.leader_epoch}: whether Unclean Exclusion held is not in evidence"
+            )
+            continue
+        behind = x.log_end is not None and committed is not None and x.log_end < committed
+        found.append(
+            IsrRuleViolation(
+                key=ctx.key,
+                leader_epoch=x.leader_epoch,
+                replica=x.broker,
+                offset_start=x.log_end if behind else None,
+                offset_end=committed if behind else None,
+                records_lost=None,
+                confidence=Confidence.CONFIRMED,
+                evidence=_sources(
+                    x.sources, mark.committed_source if mark is not None and behind else None
+                ),
+                detected_at=x.at,
+                variant="unclean_exclusion",
+                how=x.how,
+            )
+        )
+    return found, notes
+
+
+def _exclusion_how(how: str) -> str:
+    return "kept in the ELR at its registration" if how == "elr" else "elected"
+
+
 def isr_rule_violations(
     history: History, ctx: ReplayContext, all_marks: dict[int, Mark]
 ) -> tuple[list[IsrRuleViolation], list[str]]:
     expansions, expansion_notes = _isr_expansions(history, ctx, all_marks)
     acks, ack_notes = _acks_under_min_isr(history, ctx)
-    return expansions + acks, expansion_notes + ack_notes
+    exclusions, exclusion_notes = _unclean_exclusions(history, ctx, all_marks)
+    return expansions + acks + exclusions, expansion_notes + ack_notes + exclusion_notes
+
+
+def view_elections(history: History, ctx: ReplayContext) -> list[UncleanElection]:
+    """Point-in-time views (DESIGN.md, Inputs): a leader that appears outside
+    the last ISR (and ELR) seen before it was elected uncleanly, ``probable``
+    since samples can miss a step. Only where no metadata log or controller
+    decision gives the partition's epochs (those judge the election
+    exactly); a view names no offset, so the range is unknown."""
+    if history.epochs:
+        return []
+    return [
+        UncleanElection(
+            key=ctx.key,
+            leader_epoch=v.leader_epoch,
+            replica=v.leader,
+            offset_start=None,
+            offset_end=None,
+            records_lost=None,
+            confidence=Confidence.PROBABLE,
+            evidence=_sources(v.before, v.source),
+            detected_at=None,
+            isr_before=v.isr_before,
+            recovery=v.recovery,
+            from_views=True,
+            unclean_enabled=unclean_enabled(history, v.leader),
+        )
+        for v in history.view_elections
+    ]
 
 
 def judge(history: History, ctx: ReplayContext) -> list[Finding]:
@@ -736,6 +827,7 @@ def judge(history: History, ctx: ReplayContext) -> list[Finding]:
     truncations = _once(truncations_below_hwm(history, ctx, causes, all_marks))
     findings: list[Finding] = []
     findings += elections
+    findings += view_elections(history, ctx)
     findings += truncations
     findings += unresolved_divergences(history, ctx, all_marks)
     findings += hwm_regressions(history, ctx, causes, all_marks)

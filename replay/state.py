@@ -489,6 +489,96 @@ class UnderMinIsr:
 
 
 @dataclass(frozen=True, slots=True)
+class UncleanRestart:
+    """A replica back from a shutdown that was not clean (or of unknown kind:
+    ``clean`` None), not yet back in the ISR: until it catches up, KIP-966's
+    Unclean Exclusion (seed 002 5.1.2) keeps it out of the ISR, the ELR and
+    leadership."""
+
+    broker: int
+    clean: bool | None
+    source: Source
+    at: datetime | None
+    #: the log end it came back with (``Completed load of log``), if printed
+    log_end: int | None = None
+    log_end_source: Source | None = None
+    #: its registration after the restart left it in the partition's ELR:
+    #: (leader epoch then, the registration record); judged at its unfence
+    kept: tuple[int, Source] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionViewSeen:
+    """The leader, ISR and ELR a point-in-time view showed."""
+
+    leader: int
+    isr: tuple[int, ...]
+    elr: tuple[int, ...]
+    last_known_elr: tuple[int, ...]
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
+class RestartLoss:
+    """A replica came back from a restart with less than it held (its startup
+    lines print the log end it loaded). Judged as a truncation when it next
+    fetches as a follower, against the committed mark at the restart; if it
+    is elected first, the election's own findings count the loss."""
+
+    replica: int
+    from_offset: int
+    to_offset: int
+    top_epoch: int | None
+    committed: int | None
+    committed_source: Source | None
+    before: Source | None
+    after: Source
+    at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusion:
+    """A replica back from an unclean shutdown re-entered before it caught up:
+    kept in the ELR at its registration (``how`` "elr"), or elected (``how``
+    "elected"), in ``leader_epoch``."""
+
+    broker: int
+    how: str
+    leader_epoch: int
+    clean: bool | None
+    log_end: int | None
+    #: the committed mark (true HWM) the transitions saw then
+    committed: int | None
+    sources: tuple[Source, ...]
+    at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ViewElection:
+    """Point-in-time views (kafka-topics --describe, metadata shell): a leader
+    that appears outside the ISR (and ELR) of the last view before it."""
+
+    leader: int
+    isr_before: tuple[int, ...]
+    elr_before: tuple[int, ...]
+    leader_epoch: int | None
+    before: Source
+    source: Source
+    recovery: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigSetting:
+    """``unclean.leader.election.enable`` as a broker or topic config states
+    it (``scope`` ``topic``, ``broker`` with ``broker``, or ``static``)."""
+
+    scope: str
+    broker: int | None
+    value: bool
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
 class ReplayContext:
     """What a partition's replay needs to know from outside its events."""
 
@@ -534,6 +624,17 @@ class History:
     #: per observer, the last observation folded in (time, file, seq); a later
     #: run given the same files again skips what it already saw
     last_seen: tuple[tuple[int, datetime, str, int], ...] = ()
+    #: replicas back from an unclean (or unknown) shutdown, not yet caught up
+    unclean_restarts: tuple[UncleanRestart, ...] = ()
+    #: losses restarts showed, until the replica's next fetch shows them
+    restart_losses: tuple[RestartLoss, ...] = ()
+    #: Unclean Exclusion broken: an unclean replica kept or elected
+    exclusions: tuple[Exclusion, ...] = ()
+    #: the last point-in-time view of the partition, and the elections views show
+    last_view: PartitionViewSeen | None = None
+    view_elections: tuple[ViewElection, ...] = ()
+    #: unclean.leader.election.enable as configs state it
+    unclean_config: tuple[ConfigSetting, ...] = ()
 
     # small read helpers; every write goes through dataclasses.replace
 
@@ -590,10 +691,18 @@ class History:
 
     def effective_min_isr(self, leader: int | None) -> MinIsrSetting | None:
         """The min ISR a leader applies: the topic's override, else the
-        leader's own broker setting, else the cluster default; None when the
-        metadata never stated one (Kafka's static default is not evidence)."""
+        leader's own broker setting, else the cluster default, else the
+        static value its ``KafkaConfig values:`` printed (a broker whose log
+        is not attributed: ``static`` of None); None when no evidence stated
+        one (Kafka's built-in default is not evidence)."""
         by_scope = {(m.scope, m.broker): m for m in self.min_isr}
-        for key in (("topic", None), ("broker", leader), ("cluster", None)):
+        for key in (
+            ("topic", None),
+            ("broker", leader),
+            ("cluster", None),
+            ("static", leader),
+            ("static", None),
+        ):
             setting = by_scope.get(key)
             if setting is not None and setting.value is not None:
                 return setting

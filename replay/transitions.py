@@ -19,8 +19,10 @@ from replay.state import (
     AckedProduce,
     Act,
     Bound,
+    ConfigSetting,
     Divergence,
     EpochView,
+    Exclusion,
     Exposure,
     Fence,
     FetchSeen,
@@ -30,10 +32,14 @@ from replay.state import (
     IsrExpansion,
     MinIsrSetting,
     PartitionRegistration,
+    PartitionViewSeen,
+    RestartLoss,
     Session,
     StaleLeadership,
     Truncation,
+    UncleanRestart,
     UnderMinIsr,
+    ViewElection,
     replace,
 )
 from replay.types import (
@@ -44,23 +50,34 @@ from replay.types import (
     AlterPartition,
     BecomeFollower,
     BecomeLeader,
+    BrokerConfig,
     BrokerFencing,
     BrokerRegistration,
+    BrokerRestart,
+    ClientEpochAnswer,
+    ClientHwm,
     ElectionKind,
     EpochAnswer,
     EpochCheckpoint,
     Event,
     FetchAnswer,
+    FetcherHalt,
     FollowerFetch,
     IsrUpdated,
     LeaderAndIsr,
+    LogLoaded,
+    LogRecovered,
     LogTruncated,
     MinIsrConfig,
+    OffsetReset,
     Origin,
     PartitionChangeRecord,
     PartitionRecord,
+    PartitionView,
     ProduceAck,
+    RecoveryTruncation,
     Source,
+    TopicConfig,
 )
 
 ERROR_NONE = 0
@@ -103,6 +120,28 @@ def step(history: History, event: Event) -> History:
             return _isr_updated(history, event)
         case AlterPartition():
             return _alter_partition(history, event)
+        case ClientHwm():
+            return _client_hwm(history, event)
+        case ClientEpochAnswer():
+            return _client_epoch_answer(history, event)
+        case BrokerRestart():
+            return _broker_restart(history, event)
+        case LogRecovered():
+            return _log_recovered(history, event)
+        case RecoveryTruncation():
+            return _loaded(history, event.broker, event.to_offset, event.origin)
+        case LogLoaded():
+            return _loaded(history, event.broker, event.log_end, event.origin)
+        case BrokerConfig():
+            return _broker_config(history, event)
+        case TopicConfig():
+            return _topic_config(history, event)
+        case FetcherHalt():
+            return _fetcher_halt(history, event)
+        case OffsetReset():
+            return _offset_reset(history, event)
+        case PartitionView():
+            return _partition_view(history, event)
         case _:
             assert_never(event)
 
@@ -115,10 +154,25 @@ def _evidence_kind(event: Event) -> str:
         return "metadata"
     if isinstance(event, LeaderAndIsr):
         return "zk_controller"
-    if isinstance(event, BecomeLeader | BecomeFollower | LogTruncated | IsrUpdated):
+    if isinstance(
+        event,
+        BecomeLeader
+        | BecomeFollower
+        | LogTruncated
+        | IsrUpdated
+        | BrokerRestart
+        | LogRecovered
+        | RecoveryTruncation
+        | LogLoaded
+        | BrokerConfig
+        | FetcherHalt
+        | OffsetReset,
+    ):
         return "broker_log"
     if isinstance(event, EpochCheckpoint):
         return "checkpoint"
+    if isinstance(event, PartitionView | TopicConfig):
+        return "point_in_time_view"
     return "request_log"
 
 
@@ -261,6 +315,7 @@ def _partition_change(history: History, record: PartitionChangeRecord) -> Histor
         current = history.current_epoch
         if current is not None:
             history = history.with_epoch(replace(current, isr=after.isr, elr=after.elr))
+        history = _unclean_members(history, before.isr, after, None, record.origin)
         return replace(history, registration=after)
     new_leader_log = history.replica(after.leader)
     view = EpochView(
@@ -277,7 +332,8 @@ def _partition_change(history: History, record: PartitionChangeRecord) -> Histor
         leader_last_fetched_epoch=new_leader_log.last_fetched_epoch,
         leader_log_end=new_leader_log.held,
     )
-    return _end_current_epoch(history, record.origin, after, view)
+    history = _end_current_epoch(history, record.origin, after, view)
+    return _unclean_members(history, before.isr, after, view, record.origin)
 
 
 def _end_current_epoch(
@@ -286,6 +342,12 @@ def _end_current_epoch(
     current = history.current_epoch
     if current is not None:
         history = history.with_epoch(replace(current, ended_at=origin.time))
+    if any(x.replica == view.leader for x in history.restart_losses):
+        # elected with less than it held: the election's findings count it
+        history = replace(
+            history,
+            restart_losses=tuple(x for x in history.restart_losses if x.replica != view.leader),
+        )
     return replace(history, registration=registration, epochs=history.epochs + (view,))
 
 
@@ -304,6 +366,7 @@ def _broker_registration(history: History, record: BrokerRegistration) -> Histor
     epochs = tuple((b, e) for b, e in history.broker_epochs if b != record.broker)
     # A new registration is a new uptime session: the previous one is over.
     history = _fence_marked(history, record.broker, record.origin if record.fenced else None)
+    history = _registered_after_restart(history, record.broker, record.origin)
     return replace(
         history, fenced=fenced, broker_epochs=epochs + ((record.broker, record.broker_epoch),)
     )
@@ -315,6 +378,7 @@ def _broker_fencing(history: History, record: BrokerFencing) -> History:
         return replace(history, fenced=history.fenced | {record.broker})
     if record.fenced == -1:
         history = _fence_marked(history, record.broker, None)
+        history = _kept_when_unfenced(history, record.broker, record.origin)
         return replace(history, fenced=history.fenced - {record.broker})
     return history
 
@@ -655,6 +719,8 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
     source = fetch.origin.source
     leader = fetch.origin.observer
     history = _note_unknown_epoch(history, fetch.current_leader_epoch, source)
+    if history.restart_losses:
+        history = _restart_loss_shown(history, fetch)
     history = _fetch_seen(history, leader, fetch)
     history = _log_end_seen(
         history,
@@ -1138,10 +1204,31 @@ def _become_follower(history: History, event: BecomeFollower) -> History:
     source = event.origin.source
     history = _note_unknown_epoch(history, event.leader_epoch, source)
     if event.hwm is not None and event.hwm >= 0:
-        history = _commit(history, event.leader_epoch, event.hwm, source, event.origin.time)
+        history = _commit(
+            history,
+            _follower_hw_epoch(history, event.leader_epoch, event.hwm),
+            event.hwm,
+            source,
+            event.origin.time,
+        )
     if event.log_end is None or event.log_end < 0:
         return history
     return _hold(history, event.broker, event.log_end, source)
+
+
+def _follower_hw_epoch(history: History, named: int | None, hwm: int) -> int | None:
+    """The epoch whose leader exposed a follower's HW. A follower keeps the
+    HW it last had when it starts following the leader of epoch E, so after
+    an unclean election that HW is the previous leader's, which the new one
+    never had (it began below it): it counts for the epoch before E, not for
+    E, unless E's own leader already exposed as much."""
+    view = history.epoch(named)
+    if view is None or view.election not in (ElectionKind.UNCLEAN, ElectionKind.UNCLEAN_RECOVERY):
+        return named
+    if view.committed is not None and hwm <= view.committed:
+        return named
+    earlier = [e.leader_epoch for e in history.epochs if e.leader_epoch < view.leader_epoch]
+    return max(earlier) if earlier else named
 
 
 def _log_truncated(history: History, event: LogTruncated) -> History:
@@ -1245,3 +1332,362 @@ def _leader_and_isr(history: History, event: LeaderAndIsr) -> History:
     )
     history = _isr_recorded(history, event.leader_epoch, event.leader, event.isr, event.origin)
     return _end_current_epoch(history, event.origin, after, view)
+
+
+# --- what clients were shown (formats-addendum.md 11) -----------------------------
+
+
+def _client_hwm(history: History, event: ClientHwm) -> History:
+    """A consumer's Fetch answer or a ListOffsets LATEST answer: the HWM the
+    answering broker exposed to a client. From the leader of the epoch, it
+    is that leader's exposure, like a fetch answer's; from any other broker
+    (a follower serving reads, KIP-392) it is a HW no higher than its
+    leader's, so committed all the same, and held in its log."""
+    if event.error_code != ERROR_NONE or event.hwm is None or event.hwm < 0:
+        return history
+    broker = event.origin.observer
+    if broker is None:
+        return history
+    source = event.origin.source
+    named = event.leader_epoch
+    if named is not None and named < 0:
+        named = None
+    view = history.epoch(named) if named is not None else history.current_epoch
+    if view is None:
+        return _hold(history, broker, event.hwm, source)
+    epoch: int | None = view.leader_epoch
+    if view.leader == broker:
+        registration = history.registration
+        exposure = Exposure(
+            leader=broker,
+            leader_epoch=epoch,
+            hwm=event.hwm,
+            source=source,
+            at=event.origin.time,
+            sole_isr=registration is not None and registration.isr == (broker,),
+        )
+        if view.first_exposure is None:
+            view = replace(view, first_exposure=exposure)
+        if exposure.sole_isr and view.first_sole_exposure is None:
+            view = replace(view, first_sole_exposure=exposure)
+        history = history.with_epoch(view)
+        log = history.replica(broker)
+        if log.top_epoch is None or log.top_epoch < view.leader_epoch:
+            history = history.with_replica(broker, replace(log, top_epoch=view.leader_epoch))
+    else:
+        # another broker's HW, as a follower's line: from before an unclean
+        # election it is the previous leader's
+        epoch = _follower_hw_epoch(history, epoch, event.hwm)
+    history = _commit(history, epoch, event.hwm, source, event.origin.time)
+    return _hold(history, broker, event.hwm, source)
+
+
+def _client_epoch_answer(history: History, event: ClientEpochAnswer) -> History:
+    """A consumer's OffsetsForLeaderEpoch answer: the answering broker's log
+    reaches the end offset it gave."""
+    broker = event.origin.observer
+    if (
+        event.error_code != ERROR_NONE
+        or broker is None
+        or event.end_offset is None
+        or event.end_offset < 0
+    ):
+        return history
+    return _hold(history, broker, event.end_offset, event.origin.source)
+
+
+# --- a broker coming back (formats-addendum.md 10) -------------------------------
+
+
+def _unclean_restart(history: History, broker: int) -> UncleanRestart | None:
+    return next((u for u in history.unclean_restarts if u.broker == broker), None)
+
+
+def _with_unclean_restart(history: History, broker: int, restart: UncleanRestart | None) -> History:
+    rest = tuple(u for u in history.unclean_restarts if u.broker != broker)
+    return replace(history, unclean_restarts=rest + ((restart,) if restart is not None else ()))
+
+
+def _broker_restart(history: History, event: BrokerRestart) -> History:
+    """A broker started. A clean shutdown ends any earlier unclean state; an
+    unclean one, or one its version does not describe, opens one."""
+    if event.clean is True:
+        return _with_unclean_restart(history, event.broker, None)
+    restart = UncleanRestart(event.broker, event.clean, event.origin.source, event.origin.time)
+    return _with_unclean_restart(history, event.broker, restart)
+
+
+def _log_recovered(history: History, event: LogRecovered) -> History:
+    """Recovering an unflushed segment: the shutdown was not clean."""
+    restart = _unclean_restart(history, event.broker)
+    if restart is None:
+        restart = UncleanRestart(event.broker, False, event.origin.source, event.origin.time)
+    elif restart.clean is not False:
+        restart = replace(restart, clean=False)
+    return _with_unclean_restart(history, event.broker, restart)
+
+
+def _loaded(history: History, broker: int, log_end: int, origin: Origin) -> History:
+    """The log end a replica came back with (after recovery cut it, or as
+    loaded): its LEO at the restart. Below what it held, that is a crash
+    loss: measured against the committed mark now, at the restart that shows
+    it, and judged as a truncation when the replica next fetches as a
+    follower (``_restart_loss_shown``)."""
+    if log_end < 0:
+        return history
+    log = history.replica(broker)
+    if log.held is not None and log_end < log.held:
+        current = history.current_epoch
+        committed, committed_source = _committed_in(
+            history, None if current is None else current.leader_epoch
+        )
+        loss = RestartLoss(
+            replica=broker,
+            from_offset=log.held,
+            to_offset=log_end,
+            top_epoch=log.top_epoch,
+            committed=committed,
+            committed_source=committed_source,
+            before=log.held_source,
+            after=origin.source,
+            at=origin.time,
+        )
+        others = tuple(x for x in history.restart_losses if x.replica != broker)
+        history = replace(history, restart_losses=others + (loss,))
+        history = history.with_replica(
+            broker,
+            replace(
+                log,
+                leo=log_end,
+                leo_source=origin.source,
+                held=log_end,
+                held_source=origin.source,
+            ),
+        )
+    else:
+        history = _log_end_seen(history, broker, log_end, None, None, origin)
+    restart = _unclean_restart(history, broker)
+    if restart is not None:
+        restart = replace(restart, log_end=log_end, log_end_source=origin.source)
+        history = _with_unclean_restart(history, broker, restart)
+    return history
+
+
+def _registered_after_restart(history: History, broker: int, origin: Origin) -> History:
+    """An unclean replica registered again: KIP-966 takes it out of every ELR
+    (into LastKnownELR) in the records that follow its registration. Whether
+    the controller did is decided when it is unfenced or elected."""
+    restart = _unclean_restart(history, broker)
+    registration = history.registration
+    current = history.current_epoch
+    if restart is None or registration is None or current is None or broker not in registration.elr:
+        return history
+    kept = (current.leader_epoch, origin.source)
+    return _with_unclean_restart(history, broker, replace(restart, kept=kept))
+
+
+def _exclusion(
+    history: History, restart: UncleanRestart, how: str, epoch: int, origin: Origin
+) -> History:
+    view = history.epoch(epoch)
+    if how == "elected":
+        committed = _committed_before(history, epoch)
+    else:
+        in_epoch = None if view is None else view.committed
+        committed = max(
+            (v for v in (_committed_before(history, epoch), in_epoch) if v is not None),
+            default=None,
+        )
+    sources = tuple(
+        s
+        for s in (restart.source, restart.log_end_source, restart.kept and restart.kept[1])
+        if s is not None
+    ) + (origin.source,)
+    exclusion = Exclusion(
+        broker=restart.broker,
+        how=how,
+        leader_epoch=epoch,
+        clean=restart.clean,
+        log_end=restart.log_end,
+        committed=committed,
+        sources=tuple(dict.fromkeys(sources)),
+        at=origin.time,
+    )
+    history = replace(history, exclusions=history.exclusions + (exclusion,))
+    return _with_unclean_restart(history, restart.broker, None)
+
+
+def _committed_before(history: History, epoch: int) -> int | None:
+    """The highest HWM exposed in any epoch before ``epoch`` (what the
+    transitions know; the properties measure against the lineage's mark)."""
+    values = [
+        v.committed for v in history.epochs if v.leader_epoch < epoch and v.committed is not None
+    ]
+    return max(values) if values else None
+
+
+def _kept_when_unfenced(history: History, broker: int, origin: Origin) -> History:
+    restart = _unclean_restart(history, broker)
+    registration = history.registration
+    if restart is None or restart.kept is None or registration is None:
+        return history
+    if broker not in registration.elr:
+        return _with_unclean_restart(history, broker, replace(restart, kept=None))
+    return _exclusion(history, restart, "elr", restart.kept[0], origin)
+
+
+def _unclean_members(
+    history: History,
+    isr_before: tuple[int, ...],
+    after: PartitionRegistration,
+    view: EpochView | None,
+    origin: Origin,
+) -> History:
+    """Unclean replicas in a partition change: elected by a clean (or ELR)
+    election before catching up, or still kept in the ELR their registration
+    left them in, break Unclean Exclusion; taken into the ISR, or elected
+    uncleanly (its own finding), they are no longer this rule's concern (one
+    that stayed in the ISR through its restart has not re-joined it)."""
+    for restart in history.unclean_restarts:
+        broker = restart.broker
+        if view is not None and view.leader == broker:
+            if view.election in (ElectionKind.UNCLEAN, ElectionKind.UNCLEAN_RECOVERY):
+                history = _with_unclean_restart(history, broker, None)
+            elif restart.kept is not None:
+                history = _exclusion(history, restart, "elr", restart.kept[0], origin)
+            else:
+                history = _exclusion(history, restart, "elected", view.leader_epoch, origin)
+            continue
+        if broker in after.isr and broker not in isr_before:
+            # it joined the ISR: its leader found it caught up
+            history = _with_unclean_restart(history, broker, None)
+        elif restart.kept is not None and broker not in after.elr:
+            # the controller took it out of the ELR, as KIP-966 says
+            history = _with_unclean_restart(history, broker, replace(restart, kept=None))
+    return history
+
+
+# --- configs ----------------------------------------------------------------------
+
+
+def _unclean_setting(history: History, setting: ConfigSetting) -> History:
+    rest = tuple(
+        c for c in history.unclean_config if (c.scope, c.broker) != (setting.scope, setting.broker)
+    )
+    return replace(history, unclean_config=rest + (setting,))
+
+
+def _min_isr_setting(history: History, setting: MinIsrSetting) -> History:
+    rest = tuple(
+        m for m in history.min_isr if (m.scope, m.broker) != (setting.scope, setting.broker)
+    )
+    return replace(history, min_isr=rest + (setting,))
+
+
+def _broker_config(history: History, event: BrokerConfig) -> History:
+    """``KafkaConfig values:``: a broker's static settings, below any dynamic
+    one the metadata states (``History.effective_min_isr``)."""
+    source = event.origin.source
+    if event.min_isr is not None and event.min_isr > 0:
+        history = _min_isr_setting(
+            history, MinIsrSetting("static", event.broker, event.min_isr, source)
+        )
+    if event.unclean_election_enabled is not None:
+        history = _unclean_setting(
+            history,
+            ConfigSetting("static", event.broker, event.unclean_election_enabled, source),
+        )
+    return history
+
+
+def _topic_config(history: History, event: TopicConfig) -> History:
+    """A describe header's topic configs (the topic's own overrides)."""
+    source = event.origin.source
+    if event.min_isr is not None and event.min_isr > 0:
+        history = _min_isr_setting(history, MinIsrSetting("topic", None, event.min_isr, source))
+    if event.unclean_election_enabled is not None:
+        history = _unclean_setting(
+            history, ConfigSetting("topic", None, event.unclean_election_enabled, source)
+        )
+    return history
+
+
+# --- pre-2.8 fetcher lines (formats-addendum.md 9.6) --------------------------------
+
+
+def _fetcher_halt(history: History, event: FetcherHalt) -> History:
+    """A follower halted rather than truncate below its leader: both log ends
+    are the broker's own word."""
+    source = event.origin.source
+    if event.log_end is not None and event.log_end >= 0:
+        history = _hold(history, event.broker, event.log_end, source)
+    if event.leader is not None and event.leader_log_end is not None and event.leader_log_end >= 0:
+        history = _hold(history, event.leader, event.leader_log_end, source)
+    return history
+
+
+def _offset_reset(history: History, event: OffsetReset) -> History:
+    """A follower reset its fetch offset: its log now ends there (below what
+    it held, a truncation)."""
+    if event.to_offset < 0:
+        return history
+    return _log_end_seen(history, event.broker, event.to_offset, None, None, event.origin)
+
+
+# --- point-in-time views (formats-addendum.md 12) ----------------------------------
+
+
+def _partition_view(history: History, event: PartitionView) -> History:
+    """A snapshot of leader, ISR and ELR. A leader outside the ISR and ELR of
+    the last snapshot before it was elected uncleanly (samples can miss a
+    step, so the properties call it probable)."""
+    last = history.last_view
+    elr = event.elr or ()
+    if (
+        last is not None
+        and event.leader >= 0
+        and event.leader != last.leader
+        and event.leader not in last.isr
+        and event.leader not in last.elr
+    ):
+        election = ViewElection(
+            leader=event.leader,
+            isr_before=last.isr,
+            elr_before=last.elr,
+            leader_epoch=event.leader_epoch,
+            before=last.source,
+            source=event.origin.source,
+            recovery=not last.isr and not last.elr and event.leader in last.last_known_elr,
+        )
+        history = replace(history, view_elections=history.view_elections + (election,))
+    seen = PartitionViewSeen(
+        event.leader, event.isr, elr, event.last_known_elr or (), event.origin.source
+    )
+    return replace(history, last_view=seen)
+
+
+def _restart_loss_shown(history: History, fetch: FollowerFetch) -> History:
+    """A replica's first fetch after a restart that lost data: the loss the
+    startup lines showed is a truncation in the epoch it fetches in, judged
+    against the committed mark at the restart (the line fixes the moment)."""
+    loss = next((x for x in history.restart_losses if x.replica == fetch.replica), None)
+    if loss is None:
+        return history
+    truncation = Truncation(
+        replica=loss.replica,
+        from_offset=loss.from_offset,
+        to_offset=loss.to_offset,
+        leader_epoch=_epoch_in_force(history, fetch.current_leader_epoch),
+        top_epoch=loss.top_epoch,
+        epoch_committed=loss.committed,
+        epoch_committed_source=loss.committed_source,
+        before=loss.before,
+        after=loss.after,
+        at=loss.at,
+        answered=True,
+    )
+    return replace(
+        history,
+        truncations=history.truncations + (truncation,),
+        restart_losses=tuple(x for x in history.restart_losses if x is not loss),
+    )

@@ -340,6 +340,146 @@ class AlterPartition:
     leader: int | None = None
 
 
+# --- events: what clients were shown (formats-addendum.md 11) -------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ClientHwm:
+    """A Fetch answered to a consumer, or a ListOffsets LATEST answer: the
+    HWM the answering broker (the observer) exposed to a client. The best
+    evidence of the true HWM there is (DESIGN.md, Inputs): offsets below it
+    were committed. ``leader_epoch`` is the epoch the request or answer
+    names, when it names one."""
+
+    origin: Origin
+    hwm: int | None
+    error_code: int
+    leader_epoch: int | None = None
+    log_start_offset: int | None = None
+    list_offsets: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ClientEpochAnswer:
+    """An OffsetsForLeaderEpoch answer to a consumer: in the answering
+    broker's log, epoch ``leader_epoch`` ends at ``end_offset``."""
+
+    origin: Origin
+    leader_epoch: int | None
+    end_offset: int | None
+    error_code: int
+
+
+# --- events: a broker coming back (formats-addendum.md 10) ----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRestart:
+    """A broker started: ``clean`` True when its clean-shutdown file was
+    found, False when it recovered without one, None when its version prints
+    nothing that decides (never assumed clean)."""
+
+    origin: Origin
+    broker: int
+    clean: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecovered:
+    """``Recovering unflushed segment``: the log was not flushed when the
+    broker stopped, so its shutdown was unclean."""
+
+    origin: Origin
+    broker: int
+    base_offset: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryTruncation:
+    """Recovery at startup cut the log to ``to_offset``."""
+
+    origin: Origin
+    broker: int
+    to_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class LogLoaded:
+    """``Completed load of log ... log end offset``: the log end a replica came
+    back with."""
+
+    origin: Origin
+    broker: int
+    log_end: int
+    log_start_offset: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerConfig:
+    """``KafkaConfig values:`` / ``Kafka version:`` of one broker (``broker``
+    None when the file does not say whose): the settings rules depend on."""
+
+    origin: Origin
+    broker: int | None
+    unclean_election_enabled: bool | None = None
+    min_isr: int | None = None
+    kafka_version: str | None = None
+    mode: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FetcherHalt:
+    """A follower's fetcher halted rather than truncate below its leader
+    (unclean leader election disabled, formats-addendum.md 9.6)."""
+
+    origin: Origin
+    broker: int
+    leader: int | None
+    log_end: int | None
+    leader_log_end: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetReset:
+    """A follower reset its fetch offset (out of range): its log now ends
+    at ``to_offset``."""
+
+    origin: Origin
+    broker: int
+    leader: int | None
+    from_offset: int | None
+    to_offset: int
+
+
+# --- events: point-in-time views (formats-addendum.md 12) -----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionView:
+    """One partition in a ``kafka-topics --describe`` or metadata-shell
+    snapshot: a sample, not a record of every change. ``leader`` -1: none."""
+
+    origin: Origin
+    leader: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    elr: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
+    leader_epoch: int | None = None
+    partition_epoch: int | None = None
+    leader_recovery_state: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicConfig:
+    """A describe header's ``Configs:`` of one topic."""
+
+    origin: Origin
+    topic: str | None
+    min_isr: int | None = None
+    unclean_election_enabled: bool | None = None
+
+
 Event = (
     PartitionRecord
     | PartitionChangeRecord
@@ -357,6 +497,17 @@ Event = (
     | MinIsrConfig
     | IsrUpdated
     | AlterPartition
+    | ClientHwm
+    | ClientEpochAnswer
+    | BrokerRestart
+    | LogRecovered
+    | RecoveryTruncation
+    | LogLoaded
+    | BrokerConfig
+    | FetcherHalt
+    | OffsetReset
+    | PartitionView
+    | TopicConfig
 )
 
 METADATA_EVENTS = (

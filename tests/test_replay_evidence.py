@@ -1,0 +1,712 @@
+"""The evidence of issues 12 and 13 in the replay: the HWM clients saw, a
+broker's restart and recovery, Unclean Exclusion, point-in-time views and
+configs. Each story asserts the exact findings (kind, partition, epoch,
+replica, offsets, records lost), with a near miss beside it that yields none.
+
+Clocks: the controller's records and each broker's lines carry their own
+clock; the skew allowance is 2 s (ReplayContext's default)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pipeline.bridge import CONVERTERS, NOT_REPLAYED, to_events
+from replay import ReplayContext, replay_partition
+from replay.codec import dumps, loads
+from replay.types import (
+    NO_LEADER_CHANGE,
+    RECOVERY_NO_CHANGE,
+    BecomeFollower,
+    BecomeLeader,
+    BrokerConfig,
+    BrokerRegistration,
+    BrokerRestart,
+    ClientEpochAnswer,
+    ClientHwm,
+    Confidence,
+    FetcherHalt,
+    FindingKind,
+    LogLoaded,
+    LogRecovered,
+    LogTruncated,
+    OffsetReset,
+    PartitionChangeRecord,
+    PartitionRecord,
+    PartitionView,
+    Profile,
+    RecoveryTruncation,
+    Scope,
+    TopicConfig,
+    Verdict,
+)
+from tests.replay_fixtures import KEY, METADATA_FILE, Story
+
+CTX = ReplayContext(key=KEY, request_log_observers=frozenset({1, 2, 3}))
+ELR = ReplayContext(key=KEY, profile=Profile.KRAFT_ELR, request_log_observers=frozenset({1, 2, 3}))
+
+
+def table(result) -> list[tuple[Any, ...]]:  # type: ignore[no-untyped-def]
+    """Every finding as (kind, partition, epoch, replica, start, end, lost)."""
+    return sorted(
+        (
+            f.kind.value,
+            f.key.partition,
+            f.leader_epoch,
+            f.replica,
+            f.offset_start,
+            f.offset_end,
+            f.records_lost,
+        )
+        for f in result.findings
+    )
+
+
+def of_kind(result, kind: FindingKind) -> list[Any]:  # type: ignore[no-untyped-def]
+    return [f for f in result.findings if f.kind == kind]
+
+
+# --- small builders ------------------------------------------------------------
+
+
+def consumer_fetch(s: Story, broker: int, hwm: int, *, epoch: int | None = None) -> None:
+    origin = s._origin(f"broker-{broker}/kafka-request.log", broker, False)
+    s._add(ClientHwm(origin, hwm, 0, epoch))
+
+
+def list_offsets(s: Story, broker: int, hwm: int, epoch: int | None) -> None:
+    origin = s._origin(f"broker-{broker}/kafka-request.log", broker, False)
+    s._add(ClientHwm(origin, hwm, 0, epoch, None, True))
+
+
+def server_log(s: Story, broker: int):  # type: ignore[no-untyped-def]
+    return s._origin(f"broker-{broker}/server.log", broker, False)
+
+
+def become_leader(s: Story, broker: int, epoch: int, start: int, hwm: int | None = None) -> None:
+    origin = s._origin(f"broker-{broker}/state-change.log", broker, False)
+    s._add(BecomeLeader(origin, broker, epoch, start, hwm))
+
+
+def become_follower(s: Story, broker: int, epoch: int, log_end: int, hwm: int) -> None:
+    origin = s._origin(f"broker-{broker}/state-change.log", broker, False)
+    s._add(BecomeFollower(origin, broker, epoch, log_end, None, hwm))
+
+
+def restart(s: Story, broker: int, clean: bool | None, log_end: int | None) -> None:
+    s._add(BrokerRestart(server_log(s, broker), broker, clean))
+    if clean is False:
+        s._add(LogRecovered(server_log(s, broker), broker, 0))
+    if log_end is not None:
+        s._add(LogLoaded(server_log(s, broker), broker, log_end, 0))
+
+
+def record(s: Story, **fields: Any) -> None:
+    defaults: dict[str, Any] = {
+        "leader": NO_LEADER_CHANGE,
+        "leader_recovery_state": RECOVERY_NO_CHANGE,
+    }
+    s._add(
+        PartitionChangeRecord(origin=s._origin(METADATA_FILE, None, True), **(defaults | fields))
+    )
+
+
+def register(s: Story, broker: int, broker_epoch: int) -> None:
+    s._add(BrokerRegistration(s._origin(METADATA_FILE, None, True), broker, broker_epoch, True))
+
+
+def unfence(s: Story, broker: int) -> None:
+    from replay.types import BrokerFencing
+
+    s._add(BrokerFencing(s._origin(METADATA_FILE, None, True), broker, None, -1))
+
+
+# --- 1. the HWM clients saw -----------------------------------------------------
+
+
+def consumer_hwm_story(consumer_saw: int | None) -> Story:
+    """Followers 2 and 3 stop at 100 (the last HWM any follower answer
+    shows); the ISR shrinks to leader 1, which alone commits acks=1 writes
+    up to 310: only a consumer's fetch answer shows it. 1 is fenced, 2 is
+    elected uncleanly and starts at 100; 1 comes back and truncates to 100."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.fetch(1, 3, 100, epoch=0, last_fetched=0, hwm=100)
+    s.tick(12)
+    s.change(isr=(1,))
+    s.tick(1)
+    for offset in range(100, 310, 10):
+        s.produce(1, offset, acks=1)
+    s.tick(1)
+    if consumer_saw is not None:
+        consumer_fetch(s, 1, consumer_saw, epoch=0)
+    s.tick(5)
+    s.fence(1)
+    s.tick(1)
+    s.change(leader=2, isr=(2,))
+    s.tick(0.5)
+    become_leader(s, 2, 1, 100, 90)
+    for offset in range(100, 110):
+        s.produce(2, offset, acks=1)
+    s.tick(1)
+    consumer_fetch(s, 2, 110, epoch=1)
+    s.tick(10)
+    s.fetch(2, 1, 100, epoch=1, last_fetched=0, hwm=110)
+    return s
+
+
+def test_a_loss_is_measured_from_the_hwm_only_a_consumer_was_shown() -> None:
+    result = replay_partition(consumer_hwm_story(310).events, CTX)
+
+    assert table(result) == [
+        ("committed_data_loss", 0, 1, None, 100, 310, 210),
+        ("hwm_regression", 0, 1, 2, 110, 310, None),
+        ("truncation_below_hwm", 0, 1, 1, 100, 310, 210),
+        ("unclean_election", 0, 1, 2, 100, 310, 210),
+    ]
+    election = of_kind(result, FindingKind.UNCLEAN_ELECTION)[0]
+    assert election.confidence == Confidence.CONFIRMED
+    # the consumer's answer is the evidence of the mark
+    assert any(s.source_file == "broker-1/kafka-request.log" for s in election.evidence)
+    truncation = of_kind(result, FindingKind.TRUNCATION_BELOW_HWM)[0]
+    assert truncation.qualifier == Scope.GLOBAL
+
+
+def test_without_the_consumer_answer_no_follower_showed_more_than_100() -> None:
+    result = replay_partition(consumer_hwm_story(None).events, CTX)
+
+    # the election is still unclean, but nothing above 100 was shown committed
+    assert table(result) == [("unclean_election", 0, 1, 2, None, None, 0)]
+
+
+def test_a_list_offsets_answer_naming_its_epoch_is_that_leaders_exposure() -> None:
+    s = consumer_hwm_story(None)
+    # the same story with a lag monitor's ListOffsets (v4+, names epoch 0)
+    events = list(s.events)
+    index = next(
+        i for i, e in enumerate(events) if isinstance(e, PartitionChangeRecord) and e.leader == 2
+    )
+    probe = Story(clock=18.5, metadata_offset=100)
+    list_offsets(probe, 1, 250, 0)
+    result = replay_partition(events[: index - 1] + probe.events + events[index - 1 :], CTX)
+
+    assert ("unclean_election", 0, 1, 2, 100, 250, 150) in table(result)
+    assert ("hwm_regression", 0, 1, 2, 110, 250, None) in table(result)
+
+
+def test_a_follower_serving_a_consumer_raises_the_mark_but_is_no_leader_exposure() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 50, epoch=0, last_fetched=0, hwm=40)
+    s.fetch(1, 3, 50, epoch=0, last_fetched=0, hwm=40)
+    s.tick(1)
+    consumer_fetch(s, 2, 50, epoch=0)  # KIP-392: follower 2 answers with its own HW
+    s.tick(5)
+    s.fence(1)
+    s.change(leader=3, isr=(3,))
+    become_leader(s, 3, 1, 45)
+
+    result = replay_partition(s.events, CTX)
+
+    # the mark 50 came from follower 2's answer: 3 started below it
+    assert ("committed_data_loss", 0, 1, None, 45, 50, 5) in table(result)
+    assert of_kind(result, FindingKind.HWM_REGRESSION) == []
+
+
+def test_a_refused_client_answer_shows_nothing() -> None:
+    s = consumer_hwm_story(None)
+    origin = s._origin("broker-1/kafka-request.log", 1, False)
+    s.events.insert(8, ClientHwm(origin, 310, 74, 0))  # FENCED_LEADER_EPOCH
+    assert table(replay_partition(s.events, CTX)) == [("unclean_election", 0, 1, 2, None, None, 0)]
+
+
+def test_a_consumer_epoch_answer_shows_what_the_leader_holds() -> None:
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 10, epoch=0, last_fetched=0, hwm=10)
+    s._add(ClientEpochAnswer(s._origin("broker-1/kafka-request.log", 1, False), 0, 40, 0))
+    result = replay_partition(s.events, CTX)
+    assert result.history.replica(1).held == 40
+    assert result.findings == ()
+
+
+# --- 2. the new leader's own exposure ---------------------------------------------
+
+
+def test_a_new_leaders_line_raises_the_mark_in_every_era() -> None:
+    """Only the leader's ``starts at leader epoch ... high watermark 60`` line
+    shows the mark 60 (no answer does); the next leader starts at 55."""
+    for profile in (Profile.KRAFT, Profile.ZK_EPOCH, Profile.KRAFT_ELR):
+        s = Story()
+        s.create((1, 2, 3), leader=1)
+        s.tick(1)
+        s.fence(1)
+        s.change(leader=2, isr=(2, 3))
+        become_leader(s, 2, 1, 60, 60)
+        s.tick(5)
+        s.fence(2)
+        s.change(leader=3, isr=(3,))
+        become_leader(s, 3, 2, 55, 55)
+        s.tick(1)
+        consumer_fetch(s, 3, 55, epoch=2)
+        ctx = ReplayContext(key=KEY, profile=profile, request_log_observers=frozenset({1, 2, 3}))
+
+        result = replay_partition(s.events, ctx)
+
+        assert table(result) == [
+            ("committed_data_loss", 0, 2, None, 55, 60, 5),
+            ("hwm_regression", 0, 2, 3, 55, 60, None),
+        ], profile
+
+
+# --- 3. restarts and recovery -------------------------------------------------------
+
+
+def recovery_story(clean: bool | None, log_end: int) -> Story:
+    """Follower 3 (in the ISR) fetched up to 300, the HWM; it loses power and
+    comes back with ``log_end``; the leader writes on (HWM 320) before 3
+    fetches again from where it came back."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 299, acks=-1)
+    s.fetch(1, 2, 300, epoch=0, last_fetched=0, hwm=300)
+    s.fetch(1, 3, 300, epoch=0, last_fetched=0, hwm=300)
+    s.tick(15)
+    restart(s, 3, clean, log_end)
+    s.tick(1)
+    s.produce(1, 319, acks=-1)
+    s.fetch(1, 2, 320, epoch=0, last_fetched=0, hwm=320)
+    if log_end is not None:
+        s.tick(1)
+        s.fetch(1, 3, log_end, epoch=0, last_fetched=0, hwm=320)
+    return s
+
+
+def test_a_restart_that_comes_back_below_the_hwm_is_a_truncation_below_it() -> None:
+    result = replay_partition(recovery_story(False, 200).events, CTX)
+
+    # measured against the mark at the restart (300), not at the fetch (320)
+    assert table(result) == [("truncation_below_hwm", 0, 0, 3, 200, 300, None)]
+    f = result.findings[0]
+    assert f.qualifier == Scope.LOCAL  # the leader still holds them
+    assert f.confidence == Confidence.CONFIRMED  # the load line fixes the moment
+    # the finding cites the recovery line
+    assert ("broker-3/server.log", 3) in {(e.source_file, e.line_no) for e in f.evidence}
+    assert result.history.replica(3).leo == 200
+
+
+def test_a_restart_loss_is_judged_when_the_replica_fetches_again() -> None:
+    s = recovery_story(False, 200)
+    s.events.pop()  # 3 has not fetched again: nothing shows it lost data yet
+    s.events.pop()
+    result = replay_partition(s.events, CTX)
+    assert result.findings == ()
+    assert [(x.replica, x.from_offset, x.to_offset) for x in result.history.restart_losses] == [
+        (3, 300, 200)
+    ]
+
+
+def test_a_replica_elected_after_a_restart_loss_is_judged_by_the_election() -> None:
+    s = recovery_story(False, 200)
+    s.events = s.events[:-2]  # no fetch from 3: it is elected (from the ISR) instead
+    s.tick(5)
+    s.fence(1)
+    s.change(leader=3, isr=(3,))
+    become_leader(s, 3, 1, 200)
+    result = replay_partition(s.events, CTX)
+    assert table(result) == [("committed_data_loss", 0, 1, None, 200, 320, 120)]
+
+
+def test_a_restart_that_kept_the_committed_log_is_no_finding() -> None:
+    result = replay_partition(recovery_story(False, 300).events, CTX)
+    assert result.findings == ()
+    assert result.verdict == Verdict.VALID
+
+
+def test_recovery_cutting_a_log_below_the_hwm_is_a_truncation_below_it() -> None:
+    s = recovery_story(False, None)  # type: ignore[arg-type]
+    s._add(RecoveryTruncation(server_log(s, 3), 3, 250))
+    s._add(LogLoaded(server_log(s, 3), 3, 250, 0))
+    s.tick(1)
+    s.fetch(1, 3, 250, epoch=0, last_fetched=0, hwm=320)
+
+    result = replay_partition(s.events, CTX)
+
+    assert table(result) == [("truncation_below_hwm", 0, 0, 3, 250, 300, None)]
+
+
+# --- 4. Unclean Exclusion (kraft-elr) ---------------------------------------------------
+
+
+def exclusion_story(clean: bool | None, *, controller_removes: bool) -> Story:
+    """seed 002 5.1.2: 3 (ELR) loses power with committed records unflushed;
+    leader 1 shuts down (no leader, ELR [1, 3], epoch 1); 3 comes back at 220,
+    below the committed 300, registers, and is unfenced and elected from
+    the ELR unless the controller took it out of the ELR."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 299, acks=-1)
+    s.fetch(1, 3, 300, epoch=0, last_fetched=0, hwm=300)
+    s.tick(1)
+    record(s, isr=(1, 3))
+    s.tick(10)
+    s.fence(3)
+    record(s, isr=(1,), elr=(3,))
+    s.tick(1)
+    record(s, leader=-1, isr=(), elr=(1, 3))
+    s.tick(5)
+    restart(s, 3, clean, 220)
+    s.tick(0.5)
+    register(s, 3, 15)
+    if controller_removes:
+        record(s, elr=(1,), last_known_elr=(3,))
+    s.tick(1)
+    unfence(s, 3)
+    if not controller_removes:
+        record(s, leader=3, isr=(3,), elr=(1,))
+    return s
+
+
+def test_an_unclean_replica_kept_in_the_elr_breaks_unclean_exclusion() -> None:
+    result = replay_partition(exclusion_story(False, controller_removes=False).events, ELR)
+
+    rules = of_kind(result, FindingKind.ISR_RULE_VIOLATION)
+    assert [(f.key.partition, f.leader_epoch, f.replica) for f in rules] == [(0, 1, 3)]
+    f = rules[0]
+    assert (f.offset_start, f.offset_end, f.records_lost) == (220, 300, None)
+    assert f.variant == "unclean_exclusion" and f.severity.value == "warning"
+    assert ("broker-3/server.log", 1) in {(e.source_file, e.line_no) for e in f.evidence}
+    assert "unclean shutdown" in f.explain()
+
+
+def test_the_controller_taking_it_out_of_the_elr_is_no_violation() -> None:
+    result = replay_partition(exclusion_story(False, controller_removes=True).events, ELR)
+    assert of_kind(result, FindingKind.ISR_RULE_VIOLATION) == []
+
+
+def test_a_clean_restart_is_no_concern_of_unclean_exclusion() -> None:
+    result = replay_partition(exclusion_story(True, controller_removes=False).events, ELR)
+    assert of_kind(result, FindingKind.ISR_RULE_VIOLATION) == []
+
+
+def test_a_restart_of_unknown_kind_is_a_gap_never_assumed_clean() -> None:
+    s = exclusion_story(None, controller_removes=False)
+    s.events = [e for e in s.events if not isinstance(e, LogRecovered)]
+    result = replay_partition(s.events, ELR)
+    assert of_kind(result, FindingKind.ISR_RULE_VIOLATION) == []
+    assert [g for g in result.coverage.gaps if "prints nothing about its shutdown" in g]
+    assert result.verdict != Verdict.VALID
+
+
+def test_unclean_exclusion_is_kraft_elr_only() -> None:
+    result = replay_partition(exclusion_story(False, controller_removes=False).events, CTX)
+    assert of_kind(result, FindingKind.ISR_RULE_VIOLATION) == []
+
+
+def test_an_unclean_replica_elected_from_the_isr_before_catching_up() -> None:
+    """3 restarts uncleanly at 250 while still in the ISR (its session had
+    not expired) and is elected cleanly from it before fetching again."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 299, acks=-1)
+    s.fetch(1, 3, 300, epoch=0, last_fetched=0, hwm=300)
+    s.tick(2)
+    restart(s, 3, False, 250)
+    s.tick(1)
+    s.fence(1)
+    s.change(leader=3, isr=(2, 3))
+
+    result = replay_partition(s.events, ELR)
+
+    rules = of_kind(result, FindingKind.ISR_RULE_VIOLATION)
+    assert [
+        (f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end) for f in rules
+    ] == [(0, 1, 3, 250, 300)]
+
+
+def test_the_state_of_an_unclean_restart_survives_a_saved_history() -> None:
+    s = exclusion_story(False, controller_removes=False)
+    cut = next(i for i, e in enumerate(s.events) if isinstance(e, BrokerRegistration))
+    first = replay_partition(s.events[:cut], ELR)
+    saved = loads(dumps(first.history))
+    assert saved.unclean_restarts == first.history.unclean_restarts
+    result = replay_partition(s.events[cut:], ELR, saved)
+    rules = of_kind(result, FindingKind.ISR_RULE_VIOLATION)
+    assert [(f.leader_epoch, f.replica, f.offset_start, f.offset_end) for f in rules] == [
+        (1, 3, 220, 300)
+    ]
+
+
+# --- 5. the ISR rule after an unclean election ------------------------------------------
+
+
+def rejoin_after_unclean_story(caught_up: int = 120) -> Story:
+    """Leader 1 alone commits up to 300; 2 (at 100) is elected uncleanly and
+    starts at 100. 1 comes back: its follower line still carries its old HW
+    300; it truncates to 100, catches up to the new leader's HWM 120 and
+    rejoins the ISR of epoch 1."""
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.tick(12)
+    s.change(isr=(1,))
+    for offset in range(100, 300, 50):
+        s.produce(1, offset, acks=-1)
+    consumer_fetch(s, 1, 300, epoch=0)
+    s.tick(5)
+    s.fence(1)
+    s.change(leader=2, isr=(2,))
+    become_leader(s, 2, 1, 100, 100)
+    for offset in range(100, 120):
+        s.produce(2, offset, acks=1)
+    consumer_fetch(s, 2, 120, epoch=1)
+    s.tick(10)
+    become_follower(s, 1, 1, 300, 300)
+    s._add(LogTruncated(s._origin("broker-1/server.log", 1, False), 1, 100))
+    s.tick(5)
+    s.fetch(2, 1, 100, epoch=1, last_fetched=0, hwm=120)
+    s.tick(1)
+    s.fetch(2, 1, caught_up, epoch=1, last_fetched=1, hwm=120)
+    s.tick(0.5)
+    s.change(isr=(2, 1))
+    s.tick(3)
+    s.fetch(2, 1, caught_up, epoch=1, last_fetched=1, hwm=120)
+    return s
+
+
+def test_no_isr_rule_violation_against_the_hwm_from_before_an_unclean_election() -> None:
+    result = replay_partition(rejoin_after_unclean_story().events, CTX)
+
+    # the loss is reported once, by the election and the truncation
+    assert table(result) == [
+        ("committed_data_loss", 0, 1, None, 100, 300, 200),
+        ("hwm_regression", 0, 1, 2, 120, 300, None),
+        ("truncation_below_hwm", 0, 1, 1, 100, 300, 200),
+        ("unclean_election", 0, 1, 2, 100, 300, 200),
+    ]
+
+
+def test_a_follower_rejoining_below_the_new_leaders_own_hwm_is_still_a_violation() -> None:
+    # it joins while its fetches (110) are below the new leader's HWM 120
+    result = replay_partition(rejoin_after_unclean_story(110).events, CTX)
+    rules = of_kind(result, FindingKind.ISR_RULE_VIOLATION)
+    assert [
+        (f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end) for f in rules
+    ] == [(0, 1, 1, 110, 120)]
+
+
+# --- 6. point-in-time views and configs --------------------------------------------------
+
+
+def view(s: Story, leader: int, isr: tuple[int, ...], elr: tuple[int, ...] | None = None) -> None:
+    origin = s._origin("describe/kafka-topics-describe.txt", None, False)
+    origin = type(origin)(origin.source, None, None, None, origin.seq)
+    s._add(PartitionView(origin, leader, (1, 2, 3), isr, elr))
+
+
+def test_a_leader_outside_the_last_isr_seen_is_a_probable_unclean_election() -> None:
+    s = Story()
+    view(s, 1, (1, 2, 3))
+    view(s, 1, (1,))
+    view(s, -1, (1,))
+    view(s, 2, (2,))
+    view(s, 2, (2, 3))
+
+    result = replay_partition(s.events, CTX)
+
+    assert table(result) == [("unclean_election", 0, None, 2, None, None, None)]
+    f = result.findings[0]
+    assert f.confidence == Confidence.PROBABLE
+    assert getattr(f, "isr_before", None) == (1,)
+    assert [(e.source_file, e.line_no) for e in f.evidence] == [
+        ("describe/kafka-topics-describe.txt", 3),
+        ("describe/kafka-topics-describe.txt", 4),
+    ]
+    assert result.verdict == Verdict.INVALID
+
+
+def test_an_unclean_election_against_the_topics_config_says_so() -> None:
+    s = Story()
+    origin = s._origin("describe/kafka-topics-describe.txt", None, False)
+    s._add(TopicConfig(origin, "orders", None, False))
+    view(s, 1, (1,))
+    view(s, 2, (2,))
+    result = replay_partition(s.events, CTX)
+    assert table(result) == [("unclean_election", 0, None, 2, None, None, None)]
+    assert "unclean.leader.election.enable=false" in result.findings[0].explain()
+    s = Story()
+    view(s, 1, (1,))
+    view(s, 2, (2,))
+    assert (
+        "unclean.leader.election.enable"
+        not in replay_partition(s.events, CTX).findings[0].explain()
+    )
+
+
+def test_a_leader_from_the_last_isr_or_elr_seen_is_no_finding() -> None:
+    s = Story()
+    view(s, 1, (1, 2))
+    view(s, 2, (2,))
+    view(s, 2, (2,), elr=(3,))
+    view(s, -1, (), elr=(3,))
+    view(s, 3, (3,))
+    assert replay_partition(s.events, CTX).findings == ()
+
+
+def test_views_do_not_judge_a_partition_whose_epochs_the_metadata_gives() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    view(s, 1, (1,))
+    view(s, 2, (2,))
+    assert of_kind(replay_partition(s.events, CTX), FindingKind.UNCLEAN_ELECTION) == []
+
+
+def under_min_isr_story() -> Story:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.tick(1)
+    s.change(isr=(1,))
+    s.tick(5)
+    s.produce(1, 10, acks=-1)
+    s.produce(1, 11, acks=-1)
+    return s
+
+
+def test_a_brokers_kafkaconfig_min_isr_feeds_the_acks_all_rule() -> None:
+    s = Story()
+    s._add(BrokerConfig(server_log(s, 1), 1, False, 2, "3.6.1", "kraft"))
+    s.events += under_min_isr_story().events
+
+    result = replay_partition(s.events, CTX)
+
+    assert table(result) == [("isr_rule_violation", 0, 0, 1, 10, 12, None)]
+    assert getattr(result.findings[0], "min_isr", None) == 2
+
+
+def test_a_topic_config_overrides_the_brokers_and_without_either_no_rule() -> None:
+    assert replay_partition(under_min_isr_story().events, CTX).findings == ()
+    s = Story()
+    s._add(BrokerConfig(server_log(s, 1), 1, None, 2, None, None))
+    origin = s._origin("describe/kafka-topics-describe.txt", None, False)
+    s._add(TopicConfig(origin, "orders", 1, False))
+    s.events += under_min_isr_story().events
+    result = replay_partition(s.events, CTX)
+    assert result.findings == ()
+    assert [(c.scope, c.value) for c in result.history.unclean_config] == [("topic", False)]
+
+
+def test_pre_28_fetcher_lines_show_log_ends() -> None:
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 50, epoch=0, last_fetched=0, hwm=50)
+    s._add(FetcherHalt(server_log(s, 2), 2, 1, 60, 40))
+    s._add(OffsetReset(server_log(s, 2), 2, 1, 60, 40))
+    result = replay_partition(s.events, CTX)
+    assert result.history.replica(1).held == 50
+    assert result.history.replica(2).leo == 40
+    assert table(result) == [("truncation_below_hwm", 0, 0, 2, 40, 50, None)]
+
+
+# --- the bridge ----------------------------------------------------------------------
+
+
+def row(kind: str, **values: Any) -> dict[str, Any]:
+    base = dict.fromkeys(
+        (
+            "topic",
+            "topic_id",
+            "event_time",
+            "metadata_offset",
+            "leader",
+            "leader_epoch",
+            "partition_epoch",
+            "replicas",
+            "isr",
+            "elr",
+            "last_known_elr",
+            "leader_recovery_state",
+            "replica",
+            "hwm",
+            "error_code",
+            "end_offset",
+            "base_offset",
+            "leo",
+            "truncate_to",
+            "min_isr",
+            "clean_shutdown",
+            "unclean_election_enabled",
+            "log_start_offset",
+            "current_leader_epoch",
+        )
+    )
+    return base | {
+        "kind": kind,
+        "source_file": "f",
+        "line_no": 1,
+        "seq": 10,
+        "observer": 2,
+        "partition": 0,
+        **values,
+    }
+
+
+@pytest.mark.parametrize(
+    ("kind", "values", "expected"),
+    [
+        ("consumer_fetch", {"hwm": 310, "current_leader_epoch": 0}, ClientHwm),
+        ("list_offsets", {"hwm": 300, "leader_epoch": 4}, ClientHwm),
+        ("consumer_epoch_answer", {"leader_epoch": 3, "end_offset": 90}, ClientEpochAnswer),
+        ("broker_restart", {"replica": 2, "clean_shutdown": False}, BrokerRestart),
+        ("log_recovered", {"replica": 2, "base_offset": 0}, LogRecovered),
+        ("recovery_truncation", {"replica": 2, "truncate_to": 120}, RecoveryTruncation),
+        ("log_end_at_load", {"leo": 220}, LogLoaded),
+        ("broker_config", {"min_isr": 2, "unclean_election_enabled": True}, BrokerConfig),
+        ("fetcher_halt", {"replica": 2, "leader": 1, "leo": 60, "truncate_to": 40}, FetcherHalt),
+        ("offset_reset", {"replica": 2, "leader": 1, "leo": 60, "truncate_to": 40}, OffsetReset),
+        ("partition_view", {"leader": 2, "replicas": [1, 2], "isr": [2]}, PartitionView),
+        ("topic_config", {"topic": "orders", "min_isr": 2}, TopicConfig),
+    ],
+)
+def test_every_evidence_kind_becomes_its_event(
+    kind: str, values: dict[str, Any], expected: type
+) -> None:
+    assert kind in CONVERTERS and kind not in NOT_REPLAYED
+    events, problems = to_events([row(kind, **values)])
+    assert problems == []
+    assert [type(e) for e in events] == [expected]
+
+
+def test_the_bridge_fills_each_events_values() -> None:
+    events, _ = to_events(
+        [
+            row("list_offsets", hwm=300, leader_epoch=4, error_code=0),
+            row("consumer_fetch", hwm=310, current_leader_epoch=0, log_start_offset=7),
+            row("log_end_at_load", leo=220, log_start_offset=5),
+            row("broker_restart", replica=None, clean_shutdown=None),
+            row("partition_view", leader=None, replicas=[1, 2], isr=[], elr=[2]),
+        ]
+    )
+    assert events[0] == ClientHwm(events[0].origin, 300, 0, 4, None, True)
+    assert events[1] == ClientHwm(events[1].origin, 310, 0, 0, 7, False)
+    assert events[2] == LogLoaded(events[2].origin, 2, 220, 5)  # the file's broker
+    assert events[3] == BrokerRestart(events[3].origin, 2, None)  # unknown, not clean
+    assert events[4] == PartitionView(events[4].origin, -1, (1, 2), (), (2,), None)
+
+
+def test_a_startup_line_of_no_broker_is_a_gap_not_a_guess() -> None:
+    events, problems = to_events([row("broker_restart", observer=None, clean_shutdown=False)])
+    assert events == [] and len(problems) == 1 and "names no broker" in problems[0]
+
+
+def test_the_views_partition_record_type_is_unchanged() -> None:
+    # a view is not a registration: the metadata's record types stay apart
+    assert not issubclass(PartitionView, PartitionRecord)
+
+
+def test_every_declared_event_kind_is_replayed_or_kept_out_by_name() -> None:
+    from schemas.domains import EVENT_KINDS
+
+    assert set(EVENT_KINDS) <= set(CONVERTERS) | NOT_REPLAYED
+    assert not set(CONVERTERS) & NOT_REPLAYED
