@@ -159,6 +159,8 @@ def edge_lines() -> list[str]:
         good.replace('{"partition":1,', '{"partitio":1,'),
         good[: len(good) // 2],
         good.replace('"highWatermark":90,', ""),
+        # a topic whose only answer lost its entry marker: nothing for the lane to cut
+        good.replace('{"partitionIndex":2,', '{"index":2,'),
     ]
     return out + consumer_lines()
 
@@ -282,6 +284,7 @@ def test_the_lane_takes_the_lines_it_is_for(spark: Any, tmp_path: Path) -> None:
         fetch,  # garbled marker: taken, then rejected entry-wise (a key twice)
         None,  # cut line
         fetch,  # lost highWatermark key: taken, then rejected entry-wise
+        fetch,  # lost entry marker: taken, then rejected (an unread partition list)
         consumer,  # answers in another order
         consumer,  # 2.8 names
         consumer,  # v17, no replica key

@@ -526,6 +526,8 @@ def test_fetch_v13_constructed_example(result: dict[str, Any]) -> None:
         "api_version": 13,
         **{k: None for k in ("leo", "truncate_to", "previous_hwm")},
         **{k: None for k in ("controller_epoch", "last_offset", "min_isr", "under_min_isr")},
+        **{k: None for k in ("clean_shutdown", "kafka_version", "inter_broker_protocol")},
+        **{k: None for k in ("mode", "unclean_election_enabled", "offset_lag", "is_future")},
     }
     assert request["source_file"].startswith("file:/")
     assert _set(response) == {

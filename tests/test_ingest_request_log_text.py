@@ -602,5 +602,5 @@ def test_mutated_text_lines_never_crash_and_account_exactly(
     assert min(stats.lines_parsed, stats.lines_ignored, stats.lines_quarantined) >= 0
     assert reasons <= TEXT_REASONS
     kinds = {"fetch_request", "fetch_response", "produce", "epoch_query", "epoch_answer",
-             "leader_and_isr", "alter_partition"}  # fmt: skip
+             "leader_and_isr", "alter_partition", "consumer_fetch"}  # fmt: skip
     assert all(1 <= e.line_no <= len(VALID_TEXT) and e.kind in kinds for e in events)

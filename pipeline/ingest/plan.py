@@ -486,7 +486,7 @@ def _family(
         # A follower's fetch (section 1.6) or a consumer's answers (addendum
         # 11.1); the lane takes no other sender's fetch (request_fast.lane).
         follower = F.coalesce(F.col("_replica") >= 0, F.lit(False))
-        taken = entry["what"].isin("produce", "consumer_fetch") | follower
+        taken = entry["what"].isin("produce", "consumer_fetch", request_fast.UNREAD) | follower
         row = F.when(entry.isNull(), F.col("t.g")).when(taken, from_lane)
         reject = entry.isNotNull() & taken & request_fast.rejected(from_lane, entry)
     else:

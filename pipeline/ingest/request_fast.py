@@ -33,7 +33,8 @@ general reader (``request_log.py``):
   gives. An entry is *rejected* (:func:`rejected`) when a field it must
   have is missing, a key it holds is no number of its type, a key appears
   twice (a damaged entry marker merged two entries) or a topic header sits
-  inside it (a damaged topic marker): the line's rows are dropped after the
+  inside it (a damaged topic marker), or a topic's partition list holds an
+  object the split found no entry marker in (``UNREAD``): the line's rows are dropped after the
   pass and the general reader judges it from its text (``plan.py``). The
   lane never decides a quarantine itself.
 
@@ -65,6 +66,8 @@ FETCH = 1
 PRODUCE = 0
 #: the lane's code of a consumer's FETCH line (replica id -1, or none from v15)
 CONSUMER_FETCH = -1
+#: ``ENTRY.what`` of a partition list the lane could not cut (always rejected)
+UNREAD = "unread"
 
 _HEAD = 320
 _JSON_OPENER = 'Completed request:{"isForwarded":'
@@ -207,7 +210,20 @@ def _topic_entries(text: Column, topic_split: str, entry_split: str, what: str) 
     def per_topic(chunk: Column) -> Column:
         topic = F.substring_index(chunk, '"', 1)
         parts = F.split(chunk, entry_split)
-        return F.transform(
+        # A partition list holding an object none of whose markers the split
+        # found (a renamed or damaged key): one UNREAD entry, always rejected.
+        lost = F.lit(False)
+        for header in _TOPIC_HEADERS:
+            lost = lost | (F.instr(chunk, header + "{") > 0)
+        unread = F.array(
+            F.struct(
+                topic.alias("topic"),
+                chunk.alias("entry"),
+                F.lit(UNREAD).alias("what"),
+                F.lit(None).cast("string").alias("asked"),
+            )
+        )
+        read = F.transform(
             F.slice(parts, 2, F.greatest(F.size(parts) - 1, F.lit(0))),
             lambda e: F.struct(
                 topic.alias("topic"),
@@ -216,6 +232,7 @@ def _topic_entries(text: Column, topic_split: str, entry_split: str, what: str) 
                 F.lit(None).cast("string").alias("asked"),
             ),
         )
+        return F.when((F.size(parts) < 2) & lost, unread).otherwise(read)
 
     tail = F.slice(chunks, 2, F.greatest(F.size(chunks) - 1, F.lit(0)))
     return F.flatten(F.transform(tail, per_topic))
@@ -419,7 +436,8 @@ def rejected(row: Column, e: Column) -> Column:
     docstring): the general reader then judges its line."""
     entry, what = e["entry"], e["what"]
     out = (
-        _damaged(entry)
+        (what == UNREAD)
+        | _damaged(entry)
         | row["partition"].isNull()
         | (row["topic"].isNull() & row["topic_id"].isNull())
     )
