@@ -477,6 +477,7 @@ def test_accounting_per_file(result: dict[str, Any]) -> None:
         "lines_parsed": 6,
         "lines_ignored": 10,
         "lines_quarantined": 4,
+        "note": None,
     }
     assert stats["kafka-request.log.2024-05-01-10.gz"] | {"path": None} == {
         "path": None,
