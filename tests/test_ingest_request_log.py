@@ -487,6 +487,7 @@ def test_accounting_per_file(result: dict[str, Any]) -> None:
         "lines_parsed": 2,
         "lines_ignored": 0,
         "lines_quarantined": 0,
+        "note": None,
     }
     assert stats["metadata.txt"]["kind"] == "metadata_dump"
     assert stats["metadata.txt"]["lines_parsed"] == 1
