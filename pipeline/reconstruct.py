@@ -1,9 +1,9 @@
 """Reconstruct: from silver observations to per-partition timelines.
 
-Follower fetches repeat the same offsets many times a second. Only
-observations that change something reach the replay (run-length compression
-with window functions), so replay cost follows the number of changes, not
-the number of log lines.
+Follower fetches repeat the same offsets many times a second, and idle
+consumers are told the same HWM as often. Only observations that change
+something reach the replay (run-length compression with window functions),
+so replay cost follows the number of changes, not the number of log lines.
 """
 
 from __future__ import annotations
@@ -15,6 +15,11 @@ from pyspark.sql import functions as F
 SERIES_FIELDS: dict[str, tuple[str, ...]] = {
     "fetch_request": ("fetch_offset", "last_fetched_epoch", "current_leader_epoch"),
     "fetch_response": ("hwm", "error_code", "diverging_epoch", "diverging_end_offset"),
+    # What a broker showed consumers (formats-addendum.md 11.1): the series is
+    # the answering broker's (every consumer has replica -1 or none), so a run
+    # is the same answer whichever consumer asked; positions are not kept.
+    "consumer_fetch": ("hwm", "log_start_offset", "error_code"),
+    "list_offsets": ("hwm", "leader_epoch", "error_code"),
 }
 
 BROKER_KINDS = ("register_broker", "fence_broker", "unfence_broker", "broker_registration_change")
@@ -48,7 +53,8 @@ PARTITION_KEY = ("cluster", "topic_key", "partition")
 
 def compress(streams: DataFrame) -> DataFrame:
     """Drop the inside of each run of identical fetch observations of a
-    series (same partition, leader, follower); keep everything else.
+    series (same partition, leader, follower; a consumer answer's series is
+    the answering broker's); keep everything else.
 
     A run keeps its first and its last observation: the replay's clock-based
     rules need to know how long a follower stayed at an offset (a follower

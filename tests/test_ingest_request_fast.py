@@ -5,9 +5,10 @@
 corpus (simulated clusters of the JSON eras, the benchmark's busy load with
 consumer traffic and many topics per fetch, and hand-made lines at the edges
 of the format: 2.8's names, v15's replicaState, diverging epochs, errors, a
-null client id, escapes, garbled entries) goes through ``ingest`` with the
-lane and without it: events, quarantine and accounting must be identical,
-and the lane must really have taken the lines it is meant for.
+null client id, escapes, garbled entries, consumers' answers in another order
+than asked) goes through ``ingest`` with the lane and without it: events,
+quarantine and accounting must be identical, and the lane must really have
+taken the lines it is meant for.
 """
 
 from __future__ import annotations
@@ -116,7 +117,10 @@ def response(topics: list[tuple[str, list[dict[str, Any]]]], key: str,
 def edge_lines() -> list[str]:
     ts = "2024-05-01 10:00:0{},000"
     two = [(TOPIC_ID, [fetch_entry(0, 100), fetch_entry(1, 50)]), (OTHER_ID, [fetch_entry(2, 7)])]
-    two_a = [(TOPIC_ID, [answer(0, 90), answer(1, 50, diverging=(2, 40))]), (OTHER_ID, [answer(2, 7)])]
+    two_a = [
+        (TOPIC_ID, [answer(0, 90), answer(1, 50, diverging=(2, 40))]),
+        (OTHER_ID, [answer(2, 7)]),
+    ]
     out = [
         # v13, two topics, a diverging epoch
         line(ts.format(1), 13, request(2, two, "topicId"), response(two_a, "topicId"),
@@ -155,7 +159,50 @@ def edge_lines() -> list[str]:
         good.replace('{"partition":1,', '{"partitio":1,'),
         good[: len(good) // 2],
         good.replace('"highWatermark":90,', ""),
+        # a topic whose only answer lost its entry marker: nothing for the lane to cut
+        good.replace('{"partitionIndex":2,', '{"index":2,'),
     ]
+    return out + consumer_lines()
+
+
+def consumer_lines() -> list[str]:
+    """Consumers' fetches (formats-addendum.md 11.1): each answer paired with
+    the request entry of its partition."""
+    ts = "2024-05-01 10:00:1{},000"
+    asked = [
+        (TOPIC_ID, [fetch_entry(0, 100, lfe=-1), fetch_entry(1, 50, lfe=-1)]),
+        (OTHER_ID, [fetch_entry(2, 7, lfe=-1)]),
+    ]
+    # answered in another order than asked, one partition never asked
+    shuffled = [
+        (OTHER_ID, [answer(2, 9)]),
+        (TOPIC_ID, [answer(1, 60), answer(0, -1, error=6), answer(5, 3)]),
+    ]
+    out = [
+        line(ts.format(0), 13, request(-1, asked, "topicId"), response(shuffled, "topicId"),
+             "consumer-3"),
+        # 2.8 names, replica -1
+        line(ts.format(1), 12, request(-1, [("orders", [fetch_entry(0, 5, lfe=-1)])], "topic"),
+             response([("orders", [answer(0, 8, kafka28=True)])], "topic", kafka28=True),
+             "consumer-4"),
+        # v17: no replica key
+        line(ts.format(2), 17, request(None, asked, "topicId", v15=True),
+             response(shuffled, "topicId"), "consumer-5"),
+        # a debug consumer (-2): the general reader's, ignored by rule
+        line(ts.format(3), 13, request(-2, asked, "topicId"), response(shuffled, "topicId"),
+             "debug-1"),
+    ]  # fmt: skip
+    good = out[0]
+    out += [
+        # the position an answer is paired with cannot be read, or is there twice
+        good.replace('"fetchOffset":50,', '"fetchOffset":"50",'),
+        good.replace('"fetchOffset":50,', '"fetchOffset":50,"fetchOffset":51,'),
+        good.replace('"currentLeaderEpoch":3,"fetchOffset":50',
+                     f'"currentLeaderEpoch":{2**40},"fetchOffset":50'),
+        # an answer's HWM is no number, or is lost
+        good.replace('"highWatermark":60,', '"highWatermark":6o,'),
+        good.replace('"highWatermark":60,', ""),
+    ]  # fmt: skip
     return out
 
 
@@ -203,6 +250,19 @@ def test_the_lane_reads_what_the_general_reader_reads(
     assert with_lane["quarantine"] == without["quarantine"]
     assert len(with_lane["events"]) == len(without["events"]) > 5000
     assert with_lane["events"] == without["events"]
+    consumers = [dict(e) for e in with_lane["events"] if dict(e)["kind"] == "consumer_fetch"]
+    assert len(consumers) > 100  # the busy load's consumers, and the edge lines'
+    first = edge_lines().index(consumer_lines()[0]) + 1
+    paired = [
+        (e["partition"], e["fetch_offset"], e["hwm"])
+        for e in consumers
+        if e["source_file"].endswith(f"/{corpus.name}/broker-1/kafka-request.log")
+        and e["line_no"] == first
+    ]
+    # answered in another order than asked; partition 5 was never asked
+    assert sorted(paired, key=repr) == sorted(
+        [(2, 7, 9), (1, 50, 60), (0, 100, -1), (5, None, 3)], key=repr
+    )  # fmt: skip
 
 
 def test_the_lane_takes_the_lines_it_is_for(spark: Any, tmp_path: Path) -> None:
@@ -213,19 +273,26 @@ def test_the_lane_takes_the_lines_it_is_for(spark: Any, tmp_path: Path) -> None:
 
     lines = edge_lines()
     df = spark.createDataFrame([(v,) for v in lines], "value string")
-    got = [r[0] is not None for r in df.select(request_fast.lane(F.col("value"))).collect()]
+    got = [r[0] for r in df.select(request_fast.lane(F.col("value"))).collect()]
+    fetch, consumer = request_fast.FETCH, request_fast.CONSUMER_FETCH
     assert got == [
-        True,  # v13, two topics, diverging
-        True,  # 2.8 names
-        True,  # v15 follower
-        True,  # v15 consumer (read, then ignored by rule as a consumer)
-        True,  # consumer
-        True,  # error answer, null client id
-        False,  # escaped client id
-        True,  # string offset: taken, then rejected entry-wise
-        True,  # epoch out of range: taken, then rejected entry-wise
-        True,  # idle fetch
-        True,  # garbled marker: taken, then rejected entry-wise (a key twice)
-        False,  # cut line
-        True,  # lost highWatermark key: taken, then rejected entry-wise
+        fetch,  # v13, two topics, diverging
+        fetch,  # 2.8 names
+        fetch,  # v15 follower
+        consumer,  # v15 consumer
+        consumer,  # consumer
+        fetch,  # error answer, null client id
+        None,  # escaped client id
+        fetch,  # string offset: taken, then rejected entry-wise
+        fetch,  # epoch out of range: taken, then rejected entry-wise
+        fetch,  # idle fetch
+        fetch,  # garbled marker: taken, then rejected entry-wise (a key twice)
+        None,  # cut line
+        fetch,  # lost highWatermark key: taken, then rejected entry-wise
+        fetch,  # lost entry marker: taken, then rejected (an unread partition list)
+        consumer,  # answers in another order
+        consumer,  # 2.8 names
+        consumer,  # v17, no replica key
+        None,  # debug consumer
+        *[consumer] * 5,  # taken, then rejected entry-wise
     ]

@@ -41,6 +41,7 @@ FETCH_V13_EXAMPLE = (
 _API_NAMES = {
     0: "PRODUCE",
     1: "FETCH",
+    2: "LIST_OFFSETS",
     3: "METADATA",
     4: "LEADER_AND_ISR",
     23: "OFFSET_FOR_LEADER_EPOCH",
@@ -283,7 +284,7 @@ BROKER_1_LINES = [
     PRODUCE_ACKS_ALL,  # 8 parsed
     PRODUCE_NO_REQUEST,  # 9 parsed
     EPOCH_QUERY,  # 10 parsed: query + answer
-    DEBUG_CONSUMER_EPOCH_QUERY,  # 11 replicaId -2
+    DEBUG_CONSUMER_EPOCH_QUERY,  # 11 replicaId -2: a consumer's (addendum 11.1)
     METADATA,  # 12 an api key we do not read
     TEXT_2_7,  # 13 <= 2.7 text: a follower FETCH naming no partition (test_ingest_request_log_text)
     NO_TIMESTAMP,  # 14 quarantined
@@ -473,9 +474,10 @@ def test_accounting_per_file(result: dict[str, Any]) -> None:
         "kind": "request_log",
         "observer": 1,
         "lines_read": 20,
-        "lines_parsed": 5,
-        "lines_ignored": 11,
+        "lines_parsed": 6,
+        "lines_ignored": 10,
         "lines_quarantined": 4,
+        "note": None,
     }
     assert stats["kafka-request.log.2024-05-01-10.gz"] | {"path": None} == {
         "path": None,
@@ -485,6 +487,7 @@ def test_accounting_per_file(result: dict[str, Any]) -> None:
         "lines_parsed": 2,
         "lines_ignored": 0,
         "lines_quarantined": 0,
+        "note": None,
     }
     assert stats["metadata.txt"]["kind"] == "metadata_dump"
     assert stats["metadata.txt"]["lines_parsed"] == 1
@@ -525,6 +528,8 @@ def test_fetch_v13_constructed_example(result: dict[str, Any]) -> None:
         "api_version": 13,
         **{k: None for k in ("leo", "truncate_to", "previous_hwm")},
         **{k: None for k in ("controller_epoch", "last_offset", "min_isr", "under_min_isr")},
+        **{k: None for k in ("clean_shutdown", "kafka_version", "inter_broker_protocol")},
+        **{k: None for k in ("mode", "unclean_election_enabled", "offset_lag", "is_future")},
     }
     assert request["source_file"].startswith("file:/")
     assert _set(response) == {
@@ -564,6 +569,10 @@ def test_every_event_of_the_plain_log(result: dict[str, Any]) -> None:
                  "requested_epoch": 5, "current_leader_epoch": 6}),
         (10, 1, {**named, "partition": 0, "kind": "epoch_answer", "replica": 2,
                  "leader_epoch": 5, "end_offset": 3100, "error_code": 0}),
+        # a debug consumer's (-2): its answer only, no epoch_query
+        (11, 0, {**named, "partition": 0, "kind": "consumer_epoch_answer", "replica": -2,
+                 "leader_epoch": 5, "end_offset": 3100, "error_code": 0,
+                 "client_id": "broker-2-fetcher-0"}),
     ]  # fmt: skip
     assert {e["event_time"] for e in events if e["line_no"] > 1} == {
         dt.datetime(2024, 5, 1, 10, 0, 1)

@@ -238,7 +238,7 @@ CUT = FETCH_V12[: FETCH_V12.index(",response:") + 40]
 BROKER_1 = [
     FETCH_V12,  # 1 parsed: 2 requests + 1 response
     FETCH_V11_2_6,  # 2 parsed: 1 request + 1 response
-    CONSUMER_FETCH_V11,  # 3 a consumer: ignored
+    CONSUMER_FETCH_V11,  # 3 a consumer: its answer (test_ingest_request_consumer.py)
     PRODUCE_V8,  # 4 parsed: 2 produce
     EPOCH_V3,  # 5 parsed: query + answer
     LEADER_AND_ISR_V4,  # 6 parsed
@@ -397,7 +397,7 @@ def _got(result: dict[str, Any], name: str) -> list[tuple[int, int, dict[str, An
 def test_accounting(result: dict[str, Any]) -> None:
     # (kind, observer, read, parsed, ignored, quarantined)
     assert accounting(result["file_stats"]) == {
-        "kafka-request.log": ("request_log", 1, 13, 5, 4, 4),
+        "kafka-request.log": ("request_log", 1, 13, 6, 3, 4),
         "kafka-request.log.2017-08-01-09.gz": ("request_log", 2, 4, 3, 1, 0),
         "kafka-request.log.2016-09-01-12": ("request_log", 3, 9, 4, 3, 2),
         "kafka-request.log.2020-11-02-10": ("request_log", 5, 2, 1, 0, 1),
@@ -421,6 +421,9 @@ def test_2_7_and_2_6_lines(result: dict[str, Any]) -> None:
                 "client_id": "broker-3-fetcher-0", "api_version": 11}),
         (2, 1, {"topic": "orders", "partition": 0, "kind": "fetch_response", "replica": 3,
                 "hwm": 3200, "error_code": 0, "log_start_offset": 0, "api_version": 11}),
+        (3, 0, {"topic": "orders", "partition": 0, "kind": "consumer_fetch", "replica": -1,
+                "fetch_offset": 3150, "hwm": 3200, "error_code": 0, "log_start_offset": 0,
+                "client_id": "consumer-g-1", "api_version": 11}),
         (4, 0, {"topic": "orders", "partition": 0, "kind": "produce", "acks": -1,
                 "base_offset": 3200, "error_code": 0, "client_id": "producer-1",
                 "api_version": 8}),
@@ -599,5 +602,5 @@ def test_mutated_text_lines_never_crash_and_account_exactly(
     assert min(stats.lines_parsed, stats.lines_ignored, stats.lines_quarantined) >= 0
     assert reasons <= TEXT_REASONS
     kinds = {"fetch_request", "fetch_response", "produce", "epoch_query", "epoch_answer",
-             "leader_and_isr", "alter_partition"}  # fmt: skip
+             "leader_and_isr", "alter_partition", "consumer_fetch"}  # fmt: skip
     assert all(1 <= e.line_no <= len(VALID_TEXT) and e.kind in kinds for e in events)

@@ -491,10 +491,10 @@ def _family(
     if kind == request_log.KIND:
         entry = F.col("t.f")
         from_lane = request_fast.event_of(entry)
-        # A follower's fetch only (section 1.6): a consumer's (replica id -1,
-        # or none from v15) is ignored by rule here, as by the general reader.
+        # A follower's fetch (section 1.6) or a consumer's answers (addendum
+        # 11.1); the lane takes no other sender's fetch (request_fast.lane).
         follower = F.coalesce(F.col("_replica") >= 0, F.lit(False))
-        taken = (entry["what"] == "produce") | follower
+        taken = entry["what"].isin("produce", "consumer_fetch", request_fast.UNREAD) | follower
         row = F.when(entry.isNull(), F.col("t.g")).when(taken, from_lane)
         reject = entry.isNotNull() & taken & request_fast.rejected(from_lane, entry)
     else:

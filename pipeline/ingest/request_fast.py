@@ -22,12 +22,19 @@ general reader (``request_log.py``):
   (``{"index":``); ``acks`` from the request. JSON escapes every ``"`` inside
   a string, so these markers (a ``"`` right after a structural character)
   can only be structure, never text a client chose.
+* **Consumers** (formats-addendum.md 11.1): a consumer's FETCH (replica id
+  -1, or no replica key from v15) becomes one ``consumer_fetch`` per answered
+  partition, its position read from the request entry of the same partition,
+  paired as the general reader pairs them (``request_log.asked_at``); a
+  request entry no answer names is not read. A fetch from any other sender
+  (a debug consumer's -2) is left to the general reader.
 * **Read** (:func:`event_of`): each field from its key to the next ``,`` or
   ``}``, cast to its type; a missing optional key is null, as from_json
   gives. An entry is *rejected* (:func:`rejected`) when a field it must
   have is missing, a key it holds is no number of its type, a key appears
   twice (a damaged entry marker merged two entries) or a topic header sits
-  inside it (a damaged topic marker): the line's rows are dropped after the
+  inside it (a damaged topic marker), or a topic's partition list holds an
+  object the split found no entry marker in (``UNREAD``): the line's rows are dropped after the
   pass and the general reader judges it from its text (``plan.py``). The
   lane never decides a quarantine itself.
 
@@ -51,6 +58,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
+from pipeline.ingest import request_log
 from pipeline.ingest.outcome import LINE_LENGTH_LIMIT, between, event
 
 #: The lane can be switched off (a test compares both readers' events).
@@ -61,6 +69,10 @@ FETCH = 1
 PRODUCE = 0
 #: The api keys the lane reads.
 APIS: tuple[int, ...] = (FETCH, PRODUCE)
+#: the lane's code of a consumer's FETCH line (replica id -1, or none from v15)
+CONSUMER_FETCH = -1
+#: ``ENTRY.what`` of a partition list the lane could not cut (always rejected)
+UNREAD = "unread"
 
 _HEAD = 320
 _JSON_OPENER = 'Completed request:{"isForwarded":'
@@ -88,11 +100,14 @@ _ERROR_CODE = ',"errorCode":'
 
 #: One partition entry of a line, before its fields are read; ``what`` is
 #: the event kind it becomes.
+#: ``asked``: for a consumer's answer, the request entry of the same
+#: partition (its fetch offset), else null.
 ENTRY = StructType(
     [
         StructField("topic", StringType()),
         StructField("entry", StringType()),
         StructField("what", StringType()),
+        StructField("asked", StringType()),
     ]
 )
 
@@ -146,10 +161,21 @@ def api_version(value: Column) -> Column:
     return _header_int(value, "requestApiVersion")
 
 
+def _fetch_lane(value: Column) -> Column:
+    """FETCH for a follower's fetch (replica id >= 0), CONSUMER_FETCH for a
+    consumer's (-1, or no replica key from v15), null for any other sender
+    (a debug fetch: the general reader's, which ignores it). The replica id
+    is read once: clamped to -2..0, it indexes the three answers."""
+    replica = F.coalesce(_first_int(value, "replicaId"), F.lit(-1))
+    at = F.greatest(F.least(replica, F.lit(0)), F.lit(-2)) + 3
+    answers = F.array(F.lit(None).cast("int"), F.lit(CONSUMER_FETCH), F.lit(FETCH))
+    return F.try_element_at(answers, at)
+
+
 def lane(value: Column) -> Column:
-    """The api key (FETCH or PRODUCE) of a line the lane reads, else null
-    (module docstring). Cheapest tests first: each is a CASE branch, so a
-    failing one stops the line."""
+    """The lane's code of a line it reads (PRODUCE, FETCH, CONSUMER_FETCH),
+    else null (module docstring). Cheapest tests first: each is a CASE
+    branch, so a failing one stops the line."""
     head = F.substring(value, 1, _HEAD)
     key = api_key(value)
     header_at = F.instr(value, _HEADER_AT)
@@ -177,7 +203,8 @@ def lane(value: Column) -> Column:
         .when(api_version(value).isNull(), no)
         .when(~_client_id_plain(value), no)
         .when(~F.is_valid_utf8(value), no)
-        .otherwise(key)
+        .when(key == PRODUCE, key)
+        .otherwise(_fetch_lane(value))
     )
 
 
@@ -188,24 +215,78 @@ def _topic_entries(text: Column, topic_split: str, entry_split: str, what: str) 
     def per_topic(chunk: Column) -> Column:
         topic = F.substring_index(chunk, '"', 1)
         parts = F.split(chunk, entry_split)
-        return F.transform(
-            F.slice(parts, 2, F.greatest(F.size(parts) - 1, F.lit(0))),
-            lambda e: F.struct(topic.alias("topic"), e.alias("entry"), F.lit(what).alias("what")),
+        # A partition list holding an object none of whose markers the split
+        # found (a renamed or damaged key): one UNREAD entry, always rejected.
+        lost = F.lit(False)
+        for header in _TOPIC_HEADERS:
+            lost = lost | (F.instr(chunk, header + "{") > 0)
+        unread = F.array(
+            F.struct(
+                topic.alias("topic"),
+                chunk.alias("entry"),
+                F.lit(UNREAD).alias("what"),
+                F.lit(None).cast("string").alias("asked"),
+            )
         )
+        read = F.transform(
+            F.slice(parts, 2, F.greatest(F.size(parts) - 1, F.lit(0))),
+            lambda e: F.struct(
+                topic.alias("topic"),
+                e.alias("entry"),
+                F.lit(what).alias("what"),
+                F.lit(None).cast("string").alias("asked"),
+            ),
+        )
+        return F.when((F.size(parts) < 2) & lost, unread).otherwise(read)
 
     tail = F.slice(chunks, 2, F.greatest(F.size(chunks) - 1, F.lit(0)))
     return F.flatten(F.transform(tail, per_topic))
 
 
+def _consumer_entries(value: Column) -> Column:
+    """[ENTRY] of a consumer's FETCH line: one per answered partition, with
+    the request entry of the same partition (``asked``), paired as the
+    general reader pairs them (``request_log.asked_at``: the entry at the
+    answer's own index when it matches, else the first that does)."""
+    asked = _topic_entries(request_text(value), _FETCH_TOPIC, _FETCH_REQUEST_ENTRY, "asked")
+    answered = _topic_entries(
+        response_text(value), _FETCH_TOPIC, _FETCH_RESPONSE_ENTRY, "consumer_fetch"
+    )
+    keyed = F.transform(
+        asked,
+        lambda a: F.struct(
+            a["topic"].alias("key"),
+            _number(a["entry"], None, "int").alias("partition"),
+            a["entry"].alias("entry"),
+        ),
+    )
+
+    def pair(requested: Column) -> Column:
+        def one(e: Column, j: Column) -> Column:
+            match = request_log.asked_at(requested, e["topic"], _number(e["entry"], None, "int"), j)
+            return e.withField("asked", match["entry"])
+
+        return F.transform(answered, one)
+
+    # ``keyed`` is built once per line: bound as the single element of an
+    # array (a lambda would evaluate an outer expression once per answer).
+    return F.flatten(F.transform(F.array(keyed), pair))
+
+
 def entries(value: Column, key: Column) -> Column:
     """[ENTRY] of a lane line: FETCH, its request's entries then its
-    response's; PRODUCE, its response's."""
+    response's; a consumer's FETCH, its answers (:func:`_consumer_entries`);
+    PRODUCE, its response's."""
     fetch = F.concat(
         _topic_entries(request_text(value), _FETCH_TOPIC, _FETCH_REQUEST_ENTRY, "fetch_request"),
         _topic_entries(response_text(value), _FETCH_TOPIC, _FETCH_RESPONSE_ENTRY, "fetch_response"),
     )
     produce = _topic_entries(response_text(value), _PRODUCE_TOPIC, _PRODUCE_ENTRY, "produce")
-    return F.when(key == FETCH, fetch).when(key == PRODUCE, produce)
+    return (
+        F.when(key == FETCH, fetch)
+        .when(key == CONSUMER_FETCH, _consumer_entries(value))
+        .when(key == PRODUCE, produce)
+    )
 
 
 def _number(entry: Column, key: str | None, dtype: str) -> Column:
@@ -302,9 +383,23 @@ def event_of(e: Column) -> Column:
         client_id=client,
         api_version=version,
     )
+    consumer = event(
+        "consumer_fetch",
+        topic=topic,
+        topic_id=topic_id,
+        partition=partition,
+        fetch_offset=_number(e["asked"], _FETCH_OFFSET, "bigint"),
+        hwm=_number(entry, _HIGH_WATERMARK, "bigint"),
+        log_start_offset=_number(entry, ',"logStartOffset":', "bigint"),
+        error_code=_number(entry, _ERROR_CODE, "int"),
+        replica=replica,
+        client_id=client,
+        api_version=version,
+    )
     return (
         F.when(what == "fetch_request", request)
         .when(what == "fetch_response", answer)
+        .when(what == "consumer_fetch", consumer)
         .otherwise(produce)
     )
 
@@ -328,6 +423,11 @@ _FIELDS: dict[str, tuple[tuple[str, str, bool], ...]] = {
         ("base_offset", _BASE_OFFSET, True),
         ("error_code", _ERROR_CODE, True),
     ),
+    "consumer_fetch": (
+        ("hwm", _HIGH_WATERMARK, True),
+        ("error_code", _ERROR_CODE, True),
+        ("log_start_offset", ',"logStartOffset":', False),
+    ),
 }
 
 
@@ -340,10 +440,12 @@ def rejected(row: Column, e: Column) -> Column:
     """An entry the lane could not read as the general reader would (module
     docstring): the general reader then judges its line."""
     entry, what = e["entry"], e["what"]
-    damaged = F.lit(False)
-    for header in _TOPIC_HEADERS:
-        damaged = damaged | (F.instr(entry, header) > 0)
-    out = damaged | row["partition"].isNull() | (row["topic"].isNull() & row["topic_id"].isNull())
+    out = (
+        (what == UNREAD)
+        | _damaged(entry)
+        | row["partition"].isNull()
+        | (row["topic"].isNull() & row["topic_id"].isNull())
+    )
     for kind, fields in _FIELDS.items():
         bad = F.lit(False)
         for name, key, required in fields:
@@ -352,5 +454,34 @@ def rejected(row: Column, e: Column) -> Column:
             bad = bad | _twice(entry, key)
         if kind == "produce":
             bad = bad | F.col("_acks").isNull()
+        if kind == "consumer_fetch":
+            bad = bad | _asked_rejected(e["asked"])
         out = out | ((what == kind) & bad)
+    return out
+
+
+#: The fields of a request entry and their types (those the general reader's
+#: from_json types, so that a value it cannot take is caught here too).
+_ASKED_TYPES = {
+    "fetch_offset": "bigint",
+    "last_fetched_epoch": "int",
+    "current_leader_epoch": "int",
+    "log_start_offset": "bigint",
+}
+
+
+def _asked_rejected(asked: Column) -> Column:
+    """The request entry a consumer's answer was paired with holds a value
+    the general reader could not take (its line would be quarantined)."""
+    bad = F.lit(False)
+    for name, key, _ in _FIELDS["fetch_request"]:
+        value = _number(asked, key, _ASKED_TYPES[name])
+        bad = bad | _twice(asked, key) | ((F.instr(asked, key) > 0) & value.isNull())
+    return F.coalesce(bad | _damaged(asked), F.lit(False))
+
+
+def _damaged(entry: Column) -> Column:
+    out = F.lit(False)
+    for header in _TOPIC_HEADERS:
+        out = out | (F.instr(entry, header) > 0)
     return out

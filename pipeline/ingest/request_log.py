@@ -9,8 +9,8 @@ header, request and response objects are cut out with ``instr`` and each is
 parsed on its own with a minimal schema: the connection/timing tail is never
 parsed, and most lines are settled by cheap string tests before any
 ``from_json`` runs (the budget note in pipeline/ingest/__init__.py). Api keys
-read: PRODUCE, FETCH, LEADER_AND_ISR, OFFSET_FOR_LEADER_EPOCH and
-ALTER_ISR/ALTER_PARTITION (56; field names per version from
+read: PRODUCE, FETCH, LIST_OFFSETS (consumers' only), LEADER_AND_ISR,
+OFFSET_FOR_LEADER_EPOCH and ALTER_ISR/ALTER_PARTITION (56; field names per version from
 ``clients/src/main/resources/common/message/AlterIsrRequest.json`` /
 ``AlterIsrResponse.json`` @2.7.0 and ``AlterPartitionRequest.json`` /
 ``AlterPartitionResponse.json`` @3.2.0, @3.3.1, @3.5.0).
@@ -94,6 +94,17 @@ first, then ``regexp_extract`` and ``split``).
     response ``...partitions=[{partition_index=P,error_code=X,leader_id=L,
     leader_epoch=E,isr=[..],current_isr_version=V,...}]``.
 
+**Consumers' answers** (formats-addendum.md 11.1), in both forms: a
+consumer's Fetch (replica id -1; none from v15) gives one ``consumer_fetch``
+per answered partition (the HWM and log start offset the broker exposed, the
+position from the request entry of the same partition); a consumer's
+ListOffsets (-1) one ``list_offsets`` per answered partition whose request
+entry asked LATEST (-1; other timestamps ignored by rule, an answer for a
+partition not asked quarantined); a consumer's OffsetsForLeaderEpoch (-1 or
+-2) one ``consumer_epoch_answer`` per answered partition. A follower's
+ListOffsets (answered with the log end) and a debug Fetch (-2) are ignored
+by rule. Text lines before 1.0 print no answer: they yield nothing.
+
 A text line of a shape we know but cannot read (no connection tail: cut; a
 header that does not parse; a partition entry whose numbers are malformed or
 out of range) is quarantined. The same event kinds and columns as the JSON
@@ -140,6 +151,7 @@ _LOGGER_SUFFIX = " (kafka.request.logger)"
 #: Section 1.4.
 PRODUCE = 0
 FETCH = 1
+LIST_OFFSETS = 2
 LEADER_AND_ISR = 4
 OFFSET_FOR_LEADER_EPOCH = 23
 #: ALTER_ISR (2.7-3.1) / ALTER_PARTITION (3.2+), section 1.8.
@@ -147,6 +159,7 @@ ALTER_PARTITION = 56
 API_KEY_NAMES: dict[int, str] = {
     PRODUCE: "PRODUCE",
     FETCH: "FETCH",
+    LIST_OFFSETS: "LIST_OFFSETS",
     LEADER_AND_ISR: "LEADER_AND_ISR",
     OFFSET_FOR_LEADER_EPOCH: "OFFSET_FOR_LEADER_EPOCH",
     ALTER_PARTITION: "ALTER_PARTITION",
@@ -205,6 +218,21 @@ OFFSET_FOR_LEADER_EPOCH_REQUEST = (
 OFFSET_FOR_LEADER_EPOCH_RESPONSE = (
     "topics ARRAY<STRUCT<topic: STRING, partitions: ARRAY<STRUCT<"
     f"errorCode: INT, partition: INT, leaderEpoch: INT, endOffset: BIGINT>>>>, {_CORRUPT} STRING"
+)
+
+#: ListOffsetsRequest/Response (formats-addendum.md 11.1; ``ListOffsetsRequest.json``
+#: / ``ListOffsetsResponse.json`` 2.8+): ``timestamp`` per requested partition
+#: (-1 LATEST); the answer's ``offset`` (v1+) or ``oldStyleOffsets`` (v0, the
+#: HWM first for a consumer's LATEST), ``leaderEpoch`` v4+. The answer's own
+#: ``timestamp`` is -1 for EARLIEST too: only the request says which was asked.
+LIST_OFFSETS_REQUEST = (
+    "topics ARRAY<STRUCT<name: STRING, partitions: ARRAY<STRUCT<"
+    f"partitionIndex: INT, timestamp: BIGINT>>>>, {_CORRUPT} STRING"
+)
+LIST_OFFSETS_RESPONSE = (
+    "topics ARRAY<STRUCT<name: STRING, partitions: ARRAY<STRUCT<"
+    "partitionIndex: INT, errorCode: INT, oldStyleOffsets: ARRAY<BIGINT>, offset: BIGINT, "
+    f"leaderEpoch: INT>>>>, {_CORRUPT} STRING"
 )
 
 #: LeaderAndIsrRequest (section 1.9; ZK controller -> broker, 2.8-3.9): the
@@ -279,6 +307,7 @@ TEXT_CUT_REASON = "text request line without its connection tail (cut)"
 _TEXT_API_NAMES: dict[str, int] = {
     "PRODUCE": PRODUCE,
     "FETCH": FETCH,
+    "LIST_OFFSETS": LIST_OFFSETS,
     "LEADER_AND_ISR": LEADER_AND_ISR,
     "OFFSET_FOR_LEADER_EPOCH": OFFSET_FOR_LEADER_EPOCH,
     "ALTER_ISR": ALTER_PARTITION,
@@ -289,6 +318,9 @@ _TEXT_API_NAMES: dict[str, int] = {
 
 _INT = r"(-?\d{1,11})"
 _LONG = r"(-?\d{1,20})"
+#: A value read from a Struct text ends at its field's end: a garbled number
+#: (``12o``) is unreadable, never read as its digits.
+_END = r"(?=[,}])"
 _TEXT_HEADERS: dict[str, tuple[str, tuple[int, int, int]]] = {
     # form: (regex, group of (api key or name, api version, client id))
     TEXT_H1: (
@@ -438,7 +470,7 @@ def _text_replica_id() -> Column:
     client_id = _num(F.col("rl_theader.client_id"), r"^broker-(\d{1,10})-fetcher-\d+$", 1, "int")
     return (
         F.when(F.col("rl_text_form") == TEXT_SCALA, scala_id)
-        .when(F.col("rl_api_key") == FETCH, struct_id)
+        .when(F.col("rl_api_key").isin(FETCH, LIST_OFFSETS), struct_id)
         .otherwise(F.coalesce(struct_id, client_id))
     )
 
@@ -458,6 +490,12 @@ def _text_reason() -> Column:
             (api_key == FETCH) & F.col("rl_replica_id").isNull(),
             F.lit("unreadable FETCH text request"),
         )
+        .when(
+            (api_key == LIST_OFFSETS)
+            & (F.col("rl_text_form") == TEXT_H1)
+            & F.col("rl_replica_id").isNull(),
+            F.lit("unreadable LIST_OFFSETS text request"),
+        )
     )
 
 
@@ -468,7 +506,9 @@ def _text_readable() -> Column:
     PRODUCE: only 1.0-2.7 lines carry the response (base offset, error); an
     earlier line is a request, not an acknowledgement. OffsetsForLeaderEpoch:
     0.11+ (no Scala form). LeaderAndIsr: the Struct forms (0.10-2.7); the
-    0.8/0.9 Scala ``describe`` form is not read.
+    0.8/0.9 Scala ``describe`` form is not read. ListOffsets: only 1.0-2.7
+    lines carry the answer (addendum 11.1). A consumer's Fetch before 1.0
+    carries no answer either: it yields nothing (:func:`_text_events`).
     """
     api_key, form = F.col("rl_api_key"), F.col("rl_text_form")
     request = F.col("rl_tparts.request")
@@ -479,7 +519,7 @@ def _text_readable() -> Column:
         )
         .when(api_key == PRODUCE, form == TEXT_H1)
         .when(api_key.isin(OFFSET_FOR_LEADER_EPOCH, LEADER_AND_ISR), form != TEXT_SCALA)
-        .when(api_key == ALTER_PARTITION, form == TEXT_H1)
+        .when(api_key.isin(ALTER_PARTITION, LIST_OFFSETS), form == TEXT_H1)
         .otherwise(F.lit(False))
     )
 
@@ -521,8 +561,8 @@ _FETCH_PARTITION = (
 #: A Fetch response partition: ``partition=N,error_code=E,high_watermark=H``;
 #: 2.7 v12 puts a set DivergingEpoch (tag 0) in ``_tagged_fields``.
 _FETCH_RESPONSE_PARTITION = (
-    rf"^{_INT},error_code={_INT},high_watermark={_LONG}"
-    rf"(?:,last_stable_offset=-?\d+)?(?:,log_start_offset={_LONG})?"
+    rf"^{_INT},error_code={_INT},high_watermark={_LONG}{_END}"
+    rf"(?:,last_stable_offset=-?\d+)?(?:,log_start_offset={_LONG}{_END})?"
 )
 _DIVERGING = rf"_tagged_fields=\{{0=\{{epoch={_INT},end_offset={_LONG}"
 #: Scala ``RequestInfo`` entry after ``([``: ``orders,0],PartitionFetchInfo(3200,1048576))``.
@@ -532,7 +572,7 @@ _SCALA_FETCH_ENTRY = (
 _PRODUCE_RESPONSE_PARTITION = rf"^{_INT},error_code={_INT},base_offset={_LONG}"
 _EPOCH_QUERY_PARTITION = rf"^{_INT}(?:,current_leader_epoch={_INT})?,leader_epoch={_INT}"
 _EPOCH_ANSWER_PARTITION = (
-    rf"^{_INT},partition(?:_id)?={_INT}(?:,leader_epoch={_INT})?,end_offset={_LONG}"
+    rf"^{_INT},partition(?:_id)?={_INT}(?:,leader_epoch={_INT})?,end_offset={_LONG}{_END}"
 )
 
 
@@ -663,6 +703,107 @@ def _text_alter_isr() -> Column:
     return F.concat(per_partition(request, proposal), per_partition(response, answer))
 
 
+#: ListOffsets text (addendum 11.1): <= 2.6 ``topics=[{topic=T,partitions=[{partition=P,
+#: [current_leader_epoch=C,]timestamp=S[,max_num_offsets=N]}]}]`` and the answer
+#: ``responses=[{topic=T,partition_responses=[{partition=P,error_code=E,
+#: timestamp=S,offset=O[,leader_epoch=L]}]}]`` (v0: ``offsets=[O,...]``); 2.7
+#: (generated) ``topics=[{name=T,partitions=[{partition_index=P,...`` both ways,
+#: v0's list named ``old_style_offsets``.
+_LIST_TOPIC_SEP = r"\{(?:topic|name)="
+_LIST_PARTITION_SEP = r"\{partition(?:_index)?=(?=-?\d)"
+_LIST_ASKED = rf"^{_INT}(?:,current_leader_epoch=-?\d{{1,11}})?,timestamp={_LONG}"
+_LIST_ANSWER = (
+    rf"^{_INT},error_code={_INT}(?:,(?:old_style_)?offsets=\[{_LONG}?[-\d,]*\])?"
+    rf"(?:,timestamp=-?\d{{1,20}})?(?:,offset={_LONG}{_END})?(?:,leader_epoch={_INT}{_END})?"
+)
+
+
+def _text_flat(text: Column, topic_sep: str, partition_sep: str) -> Column:
+    """[struct(topic, piece)]: every partition piece of a Struct text with its
+    topic name (null when the text is)."""
+
+    def per_topic(piece: Column) -> Column:
+        topic = F.nullif(F.regexp_extract(piece, _TOPIC_NAME, 1), F.lit(""))
+        return F.transform(
+            _after_first(piece, partition_sep),
+            lambda p: F.struct(topic.alias("topic"), p.alias("piece")),
+        )
+
+    return F.flatten(F.transform(_after_first(text, topic_sep), per_topic))
+
+
+def _text_asked() -> Column:
+    """``rl_asked`` of a consumer's Fetch or ListOffsets text line."""
+    request = F.col("rl_tparts.request")
+    fetch = F.transform(
+        _text_flat(request, _TOPIC_SEP, _PARTITION_SEP),
+        lambda x: _asked(
+            x["topic"],
+            _num(x["piece"], _FETCH_PARTITION, 1, "int"),
+            _num(x["piece"], _FETCH_PARTITION, 3, "bigint"),
+        ),
+    )
+    listed = F.transform(
+        _text_flat(request, _LIST_TOPIC_SEP, _LIST_PARTITION_SEP),
+        lambda x: _asked(
+            x["topic"],
+            _num(x["piece"], _LIST_ASKED, 1, "int"),
+            _num(x["piece"], _LIST_ASKED, 2, "bigint"),
+        ),
+    )
+    return F.when(F.col("rl_api_key") == FETCH, fetch).otherwise(listed)
+
+
+def _text_listed() -> Column:
+    """Per answered ListOffsets partition of a text line: what was asked, and
+    its event (as :func:`_json_listed`)."""
+    response = F.col("rl_tparts.response")
+
+    def make(x: Column, j: Column) -> Column:
+        g = _groups(x["piece"], _LIST_ANSWER)
+        partition = g(1, "int")
+        asked = asked_at(F.col("rl_asked"), x["topic"], partition, j)
+        ev = event(
+            "list_offsets",
+            topic=x["topic"],
+            partition=partition,
+            hwm=F.coalesce(g(4, "bigint"), g(3, "bigint")),
+            leader_epoch=g(5, "int"),
+            error_code=g(2, "int"),
+            replica=F.col("rl_replica_id"),
+            client_id=F.col("rl_theader.client_id"),
+            api_version=F.col("rl_theader.api_version"),
+        )
+        return F.struct(asked.alias("asked"), ev.alias("event"))
+
+    return F.transform(_text_flat(response, _LIST_TOPIC_SEP, _LIST_PARTITION_SEP), make)
+
+
+def _text_consumer_fetches() -> Column:
+    """One consumer_fetch per answered partition of a consumer's text Fetch
+    (1.0-2.7; earlier lines carry no answer: none)."""
+    response = F.col("rl_tparts.response")
+
+    def make(x: Column, j: Column) -> Column:
+        g = _groups(x["piece"], _FETCH_RESPONSE_PARTITION)
+        partition = g(1, "int")
+        asked = asked_at(F.col("rl_asked"), x["topic"], partition, j)
+        return event(
+            "consumer_fetch",
+            topic=x["topic"],
+            partition=partition,
+            fetch_offset=asked["value"],
+            hwm=g(3, "bigint"),
+            log_start_offset=g(4, "bigint"),
+            error_code=g(2, "int"),
+            replica=F.col("rl_replica_id"),
+            client_id=F.col("rl_theader.client_id"),
+            api_version=F.col("rl_theader.api_version"),
+        )
+
+    return or_empty(F.transform(_text_flat(response, _TOPIC_SEP, _PARTITION_SEP), make))
+
+
 def _text_events() -> Column:
     """The events of a text line (stage 3), requests before responses."""
     api_key, form = F.col("rl_api_key"), F.col("rl_text_form")
@@ -749,16 +890,36 @@ def _text_events() -> Column:
             error_code=g(1, "int"),
         )
 
+    def consumer_epoch_answer(topic: Column, p: Column) -> Column:
+        g = _groups(p, _EPOCH_ANSWER_PARTITION)
+        return event(
+            "consumer_epoch_answer",
+            topic=topic,
+            partition=g(2, "int"),
+            replica=replica,
+            leader_epoch=g(3, "int"),
+            end_offset=g(4, "bigint"),
+            error_code=g(1, "int"),
+            client_id=client_id,
+        )
+
     scala_info = F.substring_index(request, "; RequestInfo: ", -1)
     scala_fetches = or_empty(F.transform(_after_first(scala_info, r"\(\["), scala_fetch_request))
     fetches = F.concat(
         _text_per_partition(request, _PARTITION_SEP, fetch_request),
         _text_per_partition(response, _PARTITION_SEP, fetch_response),
     )
+    from_consumer = consumer(api_key, replica)
     return (
-        F.when((api_key == FETCH) & (form == TEXT_SCALA), scala_fetches)
+        F.when((api_key == FETCH) & from_consumer, _text_consumer_fetches())
+        .when((api_key == FETCH) & (form == TEXT_SCALA), scala_fetches)
         .when(api_key == FETCH, fetches)
         .when(api_key == PRODUCE, _text_per_partition(response, _PARTITION_SEP, produce))
+        .when(api_key == LIST_OFFSETS, _latest(F.col("rl_listed")))
+        .when(
+            (api_key == OFFSET_FOR_LEADER_EPOCH) & from_consumer,
+            _text_per_partition(response, _ERROR_FIRST_SEP, consumer_epoch_answer),
+        )
         .when(
             api_key == OFFSET_FOR_LEADER_EPOCH,
             F.concat(
@@ -786,7 +947,16 @@ def _text_unreadable() -> Column:
                 e["acks"].isNull() | e["base_offset"].isNull() | e["error_code"].isNull(),
             )
             .when(kind == "epoch_query", e["requested_epoch"].isNull())
-            .when(kind == "epoch_answer", e["end_offset"].isNull() | e["error_code"].isNull())
+            .when(
+                kind.isin("epoch_answer", "consumer_epoch_answer"),
+                e["end_offset"].isNull() | e["error_code"].isNull(),
+            )
+            .when(kind == "consumer_fetch", e["hwm"].isNull() | e["error_code"].isNull())
+            # v0 answers an error with no offset at all
+            .when(
+                kind == "list_offsets",
+                e["error_code"].isNull() | (e["hwm"].isNull() & (e["error_code"] == 0)),
+            )
             .when(
                 kind == "leader_and_isr",
                 e["leader"].isNull()
@@ -806,7 +976,7 @@ def _text_unreadable() -> Column:
             F.lit(False),
         )
 
-    return F.exists("rl_events", bad)
+    return F.exists("rl_events", bad) | _unasked(F.col("rl_listed"))
 
 
 # --- stage 1: string tests only ----------------------------------------------
@@ -824,6 +994,30 @@ def first_int(value: Column, key: str) -> Column:
     """The first ``"key":N`` of the line as an int (null when absent or out of range)."""
     digits = F.regexp_extract(value, f'"{key}":(-?\\d{{1,11}})', 1)
     return F.nullif(digits, F.lit("")).try_cast("int")
+
+
+def consumer(api_key: Column, replica: Column) -> Column:
+    """The request came from a consumer (addendum 11.1): a Fetch with replica
+    id -1 or none (v15+: no ``replicaState``), a ListOffsets with -1, an
+    OffsetsForLeaderEpoch with -1 or -2 (``forConsumer``; -2 the v3+ default).
+    A ListOffsets of -2 (debug) is answered with the log end, not the HWM."""
+    return (
+        F.when(api_key == FETCH, replica.isNull() | (replica == -1))
+        .when(api_key == LIST_OFFSETS, F.coalesce(replica == -1, F.lit(False)))
+        .when(api_key == OFFSET_FOR_LEADER_EPOCH, F.coalesce(replica.isin(-1, -2), F.lit(False)))
+        .otherwise(F.lit(False))
+    )
+
+
+def read_from(api_key: Column, replica: Column) -> Column:
+    """The lines of ``api_key`` read, by sender: every line of the api keys
+    that name none; a follower's (replica id >= 0) Fetch or
+    OffsetsForLeaderEpoch; a consumer's Fetch, ListOffsets or
+    OffsetsForLeaderEpoch (:func:`consumer`). Others (a follower's ListOffsets,
+    a debug Fetch) are ignored by rule."""
+    follower = api_key.isin(FETCH, OFFSET_FOR_LEADER_EPOCH) & F.coalesce(replica >= 0, F.lit(False))
+    named = api_key.isin(FETCH, OFFSET_FOR_LEADER_EPOCH, LIST_OFFSETS)
+    return ~named | follower | consumer(api_key, replica)
 
 
 def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
@@ -875,10 +1069,11 @@ def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
         F.coalesce(F.col("rl_json_api_key"), F.col("rl_theader.api_key")).alias("rl_api_key"),
     )
     api_key = F.col("rl_api_key")
-    uses_replica = api_key.isin(FETCH, OFFSET_FOR_LEADER_EPOCH)
+    uses_replica = api_key.isin(FETCH, OFFSET_FOR_LEADER_EPOCH, LIST_OFFSETS)
     # Sections 1.6/1.7: followers send replicaId >= 0 (Fetch v0-14 at the top
     # level, v15+ inside the tagged replicaState; OffsetsForLeaderEpoch v3+).
     # Consumers send -1 (from Fetch v15: nothing), -2 is a debug consumer.
+    # ListOffsets (addendum 11.1) always names its sender first.
     # The first "replicaId" of the line is the request's: the header and the
     # responses have no such key, and JSON strings hold no unescaped '"'.
     staged = staged.select(
@@ -924,17 +1119,17 @@ def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
         .when(~well_formed, F.lit(BAD_JSON_REASON))
     )
     staged = staged.select("*", reason.alias("rl_reason"))
-    follower = ~uses_replica | (F.col("rl_replica_id") >= 0)
+    wanted = F.coalesce(read_from(api_key, F.col("rl_replica_id")), F.lit(False))
     candidate = (
         r.isNotNull()
         & F.col("rl_reason").isNull()
         & ~is_text
         & head.startswith("{")
         & api_key.isin(*API_KEY_NAMES)
-        & follower
+        & wanted
     )
     text_candidate = (
-        r.isNotNull() & F.col("rl_reason").isNull() & is_text & _text_readable() & follower
+        r.isNotNull() & F.col("rl_reason").isNull() & is_text & _text_readable() & wanted
     )
     staged = staged.select(
         "*",
@@ -996,6 +1191,8 @@ def with_parsed(df: DataFrame) -> DataFrame:
         ),
         _parse(ALTER_PARTITION, req, ALTER_PARTITION_REQUEST).alias("rl_alter_request"),
         _parse(ALTER_PARTITION, resp, ALTER_PARTITION_RESPONSE).alias("rl_alter_response"),
+        _parse(LIST_OFFSETS, req, LIST_OFFSETS_REQUEST).alias("rl_list_request"),
+        _parse(LIST_OFFSETS, resp, LIST_OFFSETS_RESPONSE).alias("rl_list_response"),
     )
 
 
@@ -1267,6 +1464,163 @@ def _alter_partition_unknown_shape() -> Column:
     return F.coalesce(in_request, F.lit(False)) | F.coalesce(in_response, F.lit(False))
 
 
+# --- consumers' answers (formats-addendum.md 11.1) -----------------------------
+#
+# A consumer's Fetch answer carries the HWM (and log start offset) the
+# answering broker exposed, and its position is in the request entry of the
+# same partition; a ListOffsets answer is LATEST only if its request entry
+# asked timestamp -1. Both pair each answered partition with the request
+# entry of the same (topic, partition): ``rl_asked`` holds the request's
+# entries once per line, and each answer looks at the entry at its own index
+# first (a full request is answered in its order), then searches.
+
+#: One request entry: its topic (name, or id from Fetch v13), partition, and
+#: the value the answer needs (the fetch offset; ListOffsets: the timestamp).
+ASKED = "array<struct<key: string, partition: int, value: bigint>>"
+#: ListOffsets' LATEST timestamp.
+LATEST = -1
+
+
+def asked_at(asked: Column, key: Column, partition: Column, index: Column) -> Column:
+    """The entry of ``asked`` for (``key``, ``partition``): the one at the
+    answer's own 0-based ``index`` when it matches, else the first that does;
+    null when none does."""
+
+    def same(a: Column) -> Column:
+        return (a["key"] == key) & (a["partition"] == partition)
+
+    here = F.try_element_at(asked, index + 1)
+    return F.when(F.coalesce(same(here), F.lit(False)), here).otherwise(
+        F.try_element_at(F.filter(asked, same), F.lit(1))
+    )
+
+
+def _asked(key: Column, partition: Column, value: Column) -> Column:
+    return F.struct(
+        key.alias("key"),
+        partition.cast("int").alias("partition"),
+        value.cast("bigint").alias("value"),
+    )
+
+
+def _flat(topics: Column, parts: Callable[[Column], Column]) -> Column:
+    """[struct(t, p)]: every partition entry of ``topics`` with its topic."""
+    return F.flatten(
+        F.transform(
+            topics, lambda t: F.transform(parts(t), lambda p: F.struct(t.alias("t"), p.alias("p")))
+        )
+    )
+
+
+def _json_asked() -> Column:
+    """``rl_asked`` of a JSON line (Fetch: fetchOffset; ListOffsets: timestamp)."""
+    fetch = _flat(F.col("rl_fetch_request.topics"), lambda t: t["partitions"])
+    listed = _flat(F.col("rl_list_request.topics"), lambda t: t["partitions"])
+    return F.when(
+        F.col("rl_api_key") == FETCH,
+        F.transform(
+            fetch,
+            lambda x: _asked(
+                F.coalesce(x["t"]["topic"], x["t"]["topicId"]),
+                x["p"]["partition"],
+                x["p"]["fetchOffset"],
+            ),
+        ),
+    ).when(
+        F.col("rl_api_key") == LIST_OFFSETS,
+        F.transform(
+            listed,
+            lambda x: _asked(x["t"]["name"], x["p"]["partitionIndex"], x["p"]["timestamp"]),
+        ),
+    )
+
+
+def _consumer_fetch_events() -> Column:
+    """One consumer_fetch per answered partition of a consumer's Fetch."""
+    header = F.col("rl_header")
+    flat = _flat(
+        F.col("rl_fetch_response.responses"),
+        lambda t: F.coalesce(t["partitions"], t["partitionResponses"]),
+    )
+
+    def make(x: Column, j: Column) -> Column:
+        t, p = x["t"], x["p"]
+        partition = F.coalesce(p["partitionIndex"], p["partition"])
+        asked = asked_at(F.col("rl_asked"), F.coalesce(t["topic"], t["topicId"]), partition, j)
+        return event(
+            "consumer_fetch",
+            topic=t["topic"],
+            topic_id=t["topicId"],
+            partition=partition,
+            fetch_offset=asked["value"],
+            hwm=p["highWatermark"],
+            log_start_offset=p["logStartOffset"],
+            error_code=p["errorCode"],
+            replica=F.col("rl_replica_id"),
+            client_id=header["clientId"],
+            api_version=header["requestApiVersion"],
+        )
+
+    return or_empty(F.transform(flat, make))
+
+
+def _json_listed() -> Column:
+    """Per answered ListOffsets partition: what was asked, and its event."""
+    header = F.col("rl_header")
+    flat = _flat(F.col("rl_list_response.topics"), lambda t: t["partitions"])
+
+    def make(x: Column, j: Column) -> Column:
+        t, p = x["t"], x["p"]
+        asked = asked_at(F.col("rl_asked"), t["name"], p["partitionIndex"], j)
+        ev = event(
+            "list_offsets",
+            topic=t["name"],
+            partition=p["partitionIndex"],
+            hwm=F.coalesce(p["offset"], F.try_element_at(p["oldStyleOffsets"], F.lit(1))),
+            leader_epoch=p["leaderEpoch"],
+            error_code=p["errorCode"],
+            replica=F.col("rl_replica_id"),
+            client_id=header["clientId"],
+            api_version=header["requestApiVersion"],
+        )
+        return F.struct(asked.alias("asked"), ev.alias("event"))
+
+    return F.transform(flat, make)
+
+
+def _latest(listed: Column) -> Column:
+    """The list_offsets events of the LATEST answers; other timestamps are
+    ignored by rule."""
+    latest = F.filter(listed, lambda x: F.coalesce(x["asked"]["value"] == LATEST, F.lit(False)))
+    return or_empty(F.transform(latest, lambda x: x["event"]))
+
+
+def _unasked(listed: Column) -> Column:
+    """A ListOffsets answer for a partition the request did not ask: which
+    timestamp it answers is unknown (never guessed)."""
+    return F.coalesce(F.exists(listed, lambda x: x["asked"].isNull()), F.lit(False))
+
+
+def _consumer_epoch_events() -> Column:
+    """One consumer_epoch_answer per answered partition (the leader's end
+    offset for the epoch asked; for its current epoch, its LEO)."""
+    header = F.col("rl_header")
+    return _per_partition(
+        F.col("rl_epoch_response.topics"),
+        "partitions",
+        lambda t, p: event(
+            "consumer_epoch_answer",
+            topic=t["topic"],
+            partition=p["partition"],
+            replica=F.col("rl_replica_id"),
+            leader_epoch=p["leaderEpoch"],
+            end_offset=p["endOffset"],
+            error_code=p["errorCode"],
+            client_id=header["clientId"],
+        ),
+    )
+
+
 def _unreadable(text_col: str, parsed_col: str) -> Column:
     """The object is present (not ``""``/``null``) but not a JSON object we could read."""
     text = F.col(text_col)
@@ -1278,12 +1632,32 @@ def with_verdict(df: DataFrame) -> DataFrame:
     """Stage 3: ``rl_events`` (the line's events, maybe none) and
     ``rl_quarantine`` (why the line is quarantined, else null)."""
     api_key = F.col("rl_api_key")
+    from_consumer = consumer(api_key, F.col("rl_replica_id"))
+    # Consumers' request entries and ListOffsets answers, once per line (the
+    # events below look into them per answered partition).
+    pairs = api_key.isin(FETCH, LIST_OFFSETS) & from_consumer
+    df = df.select(
+        "*",
+        F.when(pairs & F.col("rl_candidate"), _json_asked())
+        .when(pairs & F.col("rl_tcandidate"), _text_asked())
+        .alias("rl_asked"),
+    )
+    listed = api_key == LIST_OFFSETS
+    df = df.select(
+        "*",
+        F.when(listed & F.col("rl_candidate"), _json_listed())
+        .when(listed & F.col("rl_tcandidate"), _text_listed())
+        .alias("rl_listed"),
+    )
     fetch_requests, fetch_responses = _fetch_events()
     queries, answers = _epoch_events()
     # Requests before responses: seq follows the array position.
     events = (
-        F.when(api_key == FETCH, F.concat(fetch_requests, fetch_responses))
+        F.when((api_key == FETCH) & from_consumer, _consumer_fetch_events())
+        .when(api_key == FETCH, F.concat(fetch_requests, fetch_responses))
         .when(api_key == PRODUCE, _produce_events())
+        .when(api_key == LIST_OFFSETS, _latest(F.col("rl_listed")))
+        .when((api_key == OFFSET_FOR_LEADER_EPOCH) & from_consumer, _consumer_epoch_events())
         .when(api_key == OFFSET_FOR_LEADER_EPOCH, F.concat(queries, answers))
         .when(api_key == LEADER_AND_ISR, _leader_and_isr_events())
         .when(api_key == ALTER_PARTITION, _alter_partition_events())
@@ -1309,6 +1683,7 @@ def with_verdict(df: DataFrame) -> DataFrame:
             LEADER_AND_ISR=_unreadable("rl_request_text", "rl_leader_and_isr_request"),
             OFFSET_FOR_LEADER_EPOCH=_unreadable("rl_request_text", "rl_epoch_request"),
             ALTER_PARTITION=_unreadable("rl_request_text", "rl_alter_request"),
+            LIST_OFFSETS=_unreadable("rl_request_text", "rl_list_request"),
         )
         | by_api(
             FETCH=_unreadable("rl_response_text", "rl_fetch_response"),
@@ -1316,6 +1691,7 @@ def with_verdict(df: DataFrame) -> DataFrame:
             # LeaderAndIsr: the response (per-partition error codes) is not read.
             OFFSET_FOR_LEADER_EPOCH=_unreadable("rl_response_text", "rl_epoch_response"),
             ALTER_PARTITION=_unreadable("rl_response_text", "rl_alter_response"),
+            LIST_OFFSETS=_unreadable("rl_response_text", "rl_list_response"),
         )
         | by_api(
             LEADER_AND_ISR=_leader_and_isr_bad_lists(),
@@ -1327,9 +1703,12 @@ def with_verdict(df: DataFrame) -> DataFrame:
     unknown_shape = F.exists(
         "rl_events",
         lambda e: e["partition"].isNull() | (e["topic"].isNull() & e["topic_id"].isNull()),
-    ) | by_api(ALTER_PARTITION=_alter_partition_unknown_shape())
+    ) | by_api(
+        ALTER_PARTITION=_alter_partition_unknown_shape(),
+        LIST_OFFSETS=_unasked(F.col("rl_listed")),
+    )
     api_name = F.lit("OFFSET_FOR_LEADER_EPOCH")
-    for key in (FETCH, PRODUCE, LEADER_AND_ISR, ALTER_PARTITION):
+    for key in (FETCH, PRODUCE, LEADER_AND_ISR, ALTER_PARTITION, LIST_OFFSETS):
         api_name = F.when(api_key == key, F.lit(API_KEY_NAMES[key])).otherwise(api_name)
     quarantine = (
         F.when(F.col("rl_reason").isNotNull(), F.col("rl_reason"))
@@ -1349,6 +1728,7 @@ class _Api:
 
     FETCH = FETCH
     PRODUCE = PRODUCE
+    LIST_OFFSETS = LIST_OFFSETS
     LEADER_AND_ISR = LEADER_AND_ISR
     OFFSET_FOR_LEADER_EPOCH = OFFSET_FOR_LEADER_EPOCH
     ALTER_PARTITION = ALTER_PARTITION
