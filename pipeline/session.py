@@ -80,6 +80,16 @@ def get_spark(master: str | None = None, app_name: str = "epochtrail") -> SparkS
         # several py4j round trips (Spark 4): most of the cost of building the
         # readers' plans, for error messages no user of the CLI sees.
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
+        # What the driver keeps of finished work: Spark's status store holds
+        # every SQL execution's plan description (the ingest pass's is
+        # ~200 KB) and every job's and stage's record; a long-lived process
+        # (a test session, a notebook) running many audits filled the heap
+        # with them. The pass reads its own job's task metrics right after
+        # it ends, well inside these bounds.
+        .config("spark.sql.ui.retainedExecutions", "20")
+        .config("spark.ui.retainedJobs", "200")
+        .config("spark.ui.retainedStages", "200")
+        .config("spark.sql.maxPlanStringLength", "16384")
         # Small files reach Spark as driver rows (a LocalRelation). This rule
         # would evaluate every projection over them on the driver, row by
         # row and interpreted, at every planning of every later query; over
