@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -19,3 +20,21 @@ def spark() -> Iterator[object]:
     session = get_spark("local[2]", app_name="epochtrail-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _release_cached_frames() -> Iterator[None]:
+    """After each module, drop the frames its fixtures materialised: the runs
+    release theirs, but tests keep ingest results in module fixtures, and in
+    one long session their cached blocks would squeeze execution memory."""
+    yield
+    if "pyspark" not in sys.modules:
+        return
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    if session is None:
+        return
+    session.catalog.clearCache()
+    for rdd in session.sparkContext._jsc.getPersistentRDDs().values():
+        rdd.unpersist(False)
