@@ -39,7 +39,12 @@ def read_events(folder: Path) -> list[dict[str, Any]]:
     files = sorted(app.iterdir()) if app is not None else [newest]
     events = []
     for f in files:
-        if f.name.startswith(("appstatus", ".")) or f.suffix in (".zstd", ".lz4", ".snappy", ".lzf"):
+        if f.name.startswith(("appstatus", ".")) or f.suffix in (
+            ".zstd",
+            ".lz4",
+            ".snappy",
+            ".lzf",
+        ):
             continue  # compressed logs: decompress first (zstd -d)
         with f.open(encoding="utf-8") as fh:
             events.extend(json.loads(line) for line in fh if line.strip())

@@ -48,7 +48,14 @@ def _bomb(path: Path, chunk: bytes, members: int) -> None:
 def _findings(out: Path) -> list[tuple[object, ...]]:
     rows = read_table(str(out), "anomalies")
     return sorted(
-        (r["kind"], r["topic"], r["partition"], r["leader_epoch"], r["offset_start"], r["offset_end"])
+        (
+            r["kind"],
+            r["topic"],
+            r["partition"],
+            r["leader_epoch"],
+            r["offset_start"],
+            r["offset_end"],
+        )
         for r in rows
     )
 
