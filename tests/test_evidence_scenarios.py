@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 import simulator
+from tests.test_scenarios import EXACT
 
 pytestmark = pytest.mark.spark
 
@@ -87,17 +88,6 @@ def _param(name: str) -> Any:
     )
 
 
-EXACT = (
-    "kind",
-    "topic",
-    "partition",
-    "leader_epoch",
-    "replica",
-    "offset_start",
-    "offset_end",
-    "records_lost",
-    "qualifier",
-)
 #: rule violations are compared on their severity too (docs/findings.md)
 RULE_KINDS = frozenset({"fencing_violation", "isr_rule_violation"})
 
