@@ -120,7 +120,7 @@ def exit_code_for(verdicts: dict[str, int], findings: int) -> int:
 
 def run_job(options: RunOptions) -> RunSummary:
     from pipeline.ingest import ingest
-    from pipeline.session import get_spark
+    from pipeline.session import get_spark, input_bytes
 
     check_paths(options.paths)
     started = datetime.now(UTC)
@@ -131,7 +131,7 @@ def run_job(options: RunOptions) -> RunSummary:
 
         prewarm()  # GE's import and context, while Spark starts and ingests
     with timings.stage("spark_start"):
-        spark = get_spark(options.master)
+        spark = get_spark(options.master, input_size=input_bytes(options.paths))
     cluster = options.cluster or "default"
 
     with timings.stage("ingest"):

@@ -1,0 +1,48 @@
+"""The driver JVM's JIT is chosen from the input's size (pipeline/session.py)."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from pipeline.session import COMPRESSED_WEIGHT, QUICK_JIT_BELOW_BYTES, input_bytes, quick_jit
+
+
+def test_input_bytes_counts_every_file_under_a_folder_and_compressed_ones_inflated(
+    tmp_path,
+) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "broker-1").mkdir()
+    (tmp_path / "broker-1" / "server.log").write_bytes(b"x" * 1000)
+    packed = gzip.compress(b"y" * 10_000)
+    (tmp_path / "broker-1" / "server.log.1.gz").write_bytes(packed)
+    single = tmp_path / "one.log"
+    single.write_bytes(b"z" * 7)
+
+    assert input_bytes([str(tmp_path / "broker-1")]) == 1000 + len(packed) * COMPRESSED_WEIGHT
+    assert input_bytes([str(tmp_path / "broker-1"), str(single)]) == (
+        1000 + len(packed) * COMPRESSED_WEIGHT + 7
+    )
+    assert input_bytes([f"file://{single}"]) == 7
+
+
+def test_a_remote_or_missing_path_makes_the_size_unknown(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    assert input_bytes(["s3a://bucket/logs"]) is None
+    assert input_bytes([str(tmp_path / "absent")]) is None
+
+
+def test_small_inputs_take_the_quick_jit_large_or_unknown_ones_the_full_one(
+    monkeypatch,
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("EPOCHTRAIL_JIT", raising=False)
+    assert quick_jit(QUICK_JIT_BELOW_BYTES - 1) is True
+    assert quick_jit(QUICK_JIT_BELOW_BYTES) is False
+    assert quick_jit(None) is False
+
+
+@pytest.mark.parametrize(
+    ("chosen", "size", "expected"), [("full", 10, False), ("quick", None, True)]
+)
+def test_the_environment_decides_when_set(monkeypatch, chosen, size, expected) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("EPOCHTRAIL_JIT", chosen)
+    assert quick_jit(size) is expected
