@@ -62,7 +62,7 @@ def test_ingest_reads_in_one_direction() -> None:
     reader (issue 11 item 5: no import circle, a plan that shows)."""
     folder = ROOT / "pipeline" / "ingest"
     readers = {
-        "request_log", "request_fast", "broker_log", "metadata_dump", "segment_dump",
+        "request_log", "broker_log", "metadata_dump", "segment_dump",
         "znode_dump", "checkpoint", "binary_segment", "kafka_binary", "bundle",
     }  # fmt: skip
     imports = {p.stem: _ingest_modules_imported(p) for p in folder.glob("*.py")}

@@ -49,7 +49,6 @@ from pipeline.ingest import (
     broker_log,
     checkpoint,
     metadata_dump,
-    request_fast,
     request_log,
     segment_dump,
     sniff,
@@ -195,12 +194,6 @@ def ingest(
     passed, counted = _pass(spark, _outcomes(table))
     blocks = table.blocks(counted, passed)
     outcomes = _numbered(passed, blocks)
-    if passed.filter(F.col("fast_reject")).limit(1).count():
-        # Lines the fast lane could not read: judged again, from their text,
-        # by the general reader (request_fast.py); their lane rows go.
-        again = _rejudged(passed, blocks)
-        judged = again.select("source_file", "line_no").distinct()
-        outcomes = outcomes.join(judged, ["source_file", "line_no"], "left_anti").unionByName(again)
     cached = [passed]
     reflowed = _reflow(outcomes, table, blocks)
     if reflowed is not None:
@@ -423,15 +416,12 @@ class _LineTable:
 # --- the pass ------------------------------------------------------------------------
 
 
-def _family(
-    kind: str, lines: DataFrame, context: DataFrame | None = None, fast: bool = True
-) -> DataFrame:
+def _family(kind: str, lines: DataFrame, context: DataFrame | None = None) -> DataFrame:
     """One family's outcome rows (before numbering): one row per event or
     quarantined line, and one per block's first line (its marker).
 
     ``context``: the family's own lines, for readers that need file context
-    (dump sections, znode paths); ``fast``: JSON FETCH lines of a request log
-    go through its fast lane (``request_fast.py``) unless False.
+    (dump sections, znode paths).
     """
     reader = READERS[kind]
     value = F.col("value")
@@ -439,37 +429,11 @@ def _family(
     # Every block's first line stays, looked at or not: its row marks the
     # block for numbering (``_LineTable.blocks``).
     staged = lines.select("*", look.alias("_look")).filter(F.col("_look") | (F.col("idx") == 0))
-    lane = F.lit(None).cast("int")
-    if kind == request_log.KIND and fast and request_fast.ENABLED:
-        lane = F.when(F.col("_look"), request_fast.lane(value))
-    staged = staged.select("*", lane.alias("_lane")).withColumn("_fast", F.col("_lane").isNotNull())
-    staged = reader.stages(
-        staged, F.col("_look") & ~F.col("_fast"), lines if context is None else context
-    )
+    staged = reader.stages(staged, F.col("_look"), lines if context is None else context)
     p = reader.prefix
     reason = F.col(f"{p}_quarantine")
     rows = F.when(reason.isNotNull(), quarantined(reason, value)).otherwise(F.col(f"{p}_events"))
     line_time = F.col(f"{p}_time")
-    shared: dict[str, Column] = {}
-    if kind == request_log.KIND:
-        # One array per line of (lane entry, general row): the lane's entries
-        # are read into rows after the generator, in generated code.
-        line_time = F.coalesce(line_time, F.when(F.col("_fast"), request_log.line_time(value)))
-        rows = F.when(
-            F.col("_fast"),
-            F.transform(
-                request_fast.entries(value, F.col("_lane")),
-                lambda e: F.struct(e.alias("f"), F.lit(None).cast(OUTCOME_ROW).alias("g")),
-            ),
-        ).otherwise(
-            F.transform(
-                rows,
-                lambda r: F.struct(F.lit(None).cast(request_fast.ENTRY).alias("f"), r.alias("g")),
-            )
-        )
-        shared = {
-            name: F.when(F.col("_fast"), c) for name, c in request_fast.line_columns(value).items()
-        }
     metadata_offset = F.col("md_metadata_offset") if p == "md" else F.lit(None).cast("long")
     open_start = F.col("open_start") if p == "bl" else F.lit(False)
     line = staged.select(
@@ -477,37 +441,15 @@ def _family(
         line_time.alias("line_time"),
         metadata_offset.alias("metadata_offset"),
         open_start.alias("open_start"),
-        *[c.alias(name) for name, c in shared.items()],
-        F.when(F.col("_fast"), value).alias("_text"),
         rows.alias("rows"),
     )
     # An *outer* generator on purpose: a filter above a Generate that reads its
     # output is never pushed below it, and an outer Generate gets no inferred
     # ``size(...) > 0`` filter, so the optimizer cannot copy the parsers'
     # expressions into a filter and evaluate them twice.
-    exploded = line.select(
-        *_LINE_COLUMNS, *shared, "_text", F.posexplode_outer("rows").alias("pos", "t")
-    )
-    if kind == request_log.KIND:
-        entry = F.col("t.f")
-        from_lane = request_fast.event_of(entry)
-        # A follower's fetch (section 1.6) or a consumer's answers (addendum
-        # 11.1); the lane takes no other sender's fetch (request_fast.lane).
-        follower = F.coalesce(F.col("_replica") >= 0, F.lit(False))
-        taken = entry["what"].isin("produce", "consumer_fetch", request_fast.UNREAD) | follower
-        row = F.when(entry.isNull(), F.col("t.g")).when(taken, from_lane)
-        reject = entry.isNotNull() & taken & request_fast.rejected(from_lane, entry)
-    else:
-        row, reject = F.col("t"), F.lit(False)
-    flat = exploded.select(
-        *_LINE_COLUMNS,
-        "pos",
-        row.alias("row"),
-        reject.alias("fast_reject"),
-        F.when(reject, F.col("_text")).alias("fast_text"),
-    )
+    flat = line.select(*_LINE_COLUMNS, F.posexplode_outer("rows").alias("pos", "row"))
     flat = flat.select("*", "row.*").drop("row")
-    keep = F.col("kind").isNotNull() | F.col("reason").isNotNull() | F.col("fast_reject")
+    keep = F.col("kind").isNotNull() | F.col("reason").isNotNull()
     marker = F.col("scanned") & (F.col("idx") == 0)
     return flat.filter(keep | marker)
 
@@ -542,8 +484,6 @@ def _outcomes(table: _LineTable) -> DataFrame:
                 F.lit(False).alias("open_start"),
                 F.lit(None).cast("int").alias("pos"),
                 *[F.lit(None).cast(f.dataType).alias(f.name) for f in OUTCOME_ROW.fields],
-                F.lit(False).alias("fast_reject"),
-                F.lit(None).cast("string").alias("fast_text"),
             )
         )
     if not families:
@@ -569,8 +509,6 @@ _EMPTY_OUTCOMES = StructType(
         StructField("open_start", BooleanType()),
         StructField("pos", IntegerType()),
         *OUTCOME_ROW.fields,
-        StructField("fast_reject", BooleanType()),
-        StructField("fast_text", StringType()),
     ]
 )
 
@@ -628,9 +566,7 @@ def _numbered(outcomes: DataFrame, blocks: DataFrame) -> DataFrame:
     line_no = F.when(known, F.col("idx") + F.col("lines_before") + 1).otherwise(
         F.raise_error(F.lit(_UNNUMBERED))
     )
-    kept = joined.filter(
-        (F.col("kind").isNotNull() | F.col("reason").isNotNull()) & ~F.col("fast_reject")
-    )
+    kept = joined.filter(F.col("kind").isNotNull() | F.col("reason").isNotNull())
     return kept.select(
         "source_file",
         line_no.alias("line_no"),
@@ -884,24 +820,3 @@ def _conform(df: DataFrame, schema: StructType) -> DataFrame:
     if out.schema != schema:
         raise AssertionError(f"schema drift:\n{out.schema}\n!=\n{schema}")
     return out
-
-
-def _rejudged(passed: DataFrame, blocks: DataFrame) -> DataFrame:
-    """The outcome rows, numbered, of the lines the fast lane rejected, as
-    the general request-log reader judges them from their text."""
-    lines = (
-        passed.filter(F.col("fast_reject"))
-        .select(
-            "source_file",
-            "block_start",
-            "idx",
-            lines_.position(F.col("block_start"), F.col("idx")).alias("pos"),
-            F.col("fast_text").alias("value"),
-            # no marker row: the pass left one for the block already
-            F.lit(False).alias("scanned"),
-            "observer",
-        )
-        .dropDuplicates(["source_file", "block_start", "idx"])
-    )
-    rows = _family(request_log.KIND, lines, fast=False)
-    return _numbered(rows.select("*", F.lit(None).cast("int").alias("task")), blocks)
