@@ -883,7 +883,7 @@ def _gunzip(body: bytes, limit: int) -> bytearray:
 
 
 def _inflate_stream(codec: str, body: bytes, limit: int) -> bytearray:
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
 
     out = bytearray()
     try:
