@@ -194,7 +194,8 @@ class QualityReport:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable: run_manifest.json's ``validation``."""
-        return _jsonable(asdict(self))  # type: ignore[no-any-return]
+        plain: dict[str, Any] = _jsonable(asdict(self))
+        return plain
 
     def raise_for_failures(self) -> None:
         if not self.success:
@@ -379,7 +380,7 @@ _CONTEXT_LOCK = threading.Lock()
 
 
 @functools.cache
-def _cached_context() -> Any:
+def _cached_context() -> tuple[Any, Any]:
     import great_expectations as gx
     from great_expectations.data_context.types.base import (
         DataContextConfig,
@@ -403,7 +404,7 @@ def _context() -> tuple[Any, Any]:
     (creating it imports and wires a good part of GE: seconds); no
     analytics, no progress bars, nothing on disk."""
     with _CONTEXT_LOCK:
-        return _cached_context()  # type: ignore[no-any-return]
+        return _cached_context()
 
 
 def prewarm() -> threading.Thread:
