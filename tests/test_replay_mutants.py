@@ -9,18 +9,27 @@ from __future__ import annotations
 from dataclasses import replace
 
 from replay import ReplayContext, replay_partition
+from replay.findings import FencingViolation, IsrRuleViolation
 from replay.types import (
     RECOVERING,
     AlterPartition,
     BecomeFollower,
     BecomeLeader,
+    BrokerFencing,
     BrokerRegistration,
+    BrokerRestart,
     EpochAnswer,
     EpochCheckpoint,
+    FetchAnswer,
     FindingKind,
+    IsrUpdated,
+    LeaderAndIsr,
     MinIsrConfig,
+    ProduceAck,
+    Verdict,
 )
 from tests.replay_fixtures import KEY, METADATA_FILE, Story
+from tests.test_replay_evidence import ELR, exclusion_story, record, restart
 
 CTX = ReplayContext(key=replace(KEY, partition=4), request_log_observers=frozenset({1, 2, 3}))
 
@@ -342,3 +351,218 @@ def test_acks_under_min_isr_past_those_kept_still_count_in_its_range() -> None:
     assert [
         (f.kind, f.leader_epoch, f.replica, f.offset_start, f.offset_end) for f in result.findings
     ] == [(FindingKind.ISR_RULE_VIOLATION, 0, 1, 30, 130)]
+
+
+# -- what a rule finding counts and cites, past the acts kept one by one
+# (mutants of fencing_violations and _acks_under_min_isr that changed only
+# these fields survived the range checks above)
+
+
+def test_a_deposed_leaders_finding_counts_every_act_and_starts_at_the_first() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 0, acks=1)
+    s.tick(1)
+    fenced = s.fence(1)
+    s.tick(4)
+    for offset in range(10, 110):  # 64 kept one by one, 36 summed up
+        s.produce(1, offset, acks=1)
+    s.fetch(1, 2, 10, epoch=0, last_fetched=0)  # a fetch it answers, past the end too
+    first_stale = next(e for e in s.events if isinstance(e, ProduceAck) and e.base_offset == 10)
+
+    [f] = replay_partition(s.events, CTX).findings
+
+    assert isinstance(f, FencingViolation)
+    assert (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end) == (
+        FindingKind.FENCING_VIOLATION, 4, 0, 1, 10, 110,
+    )  # fmt: skip
+    assert (f.produces, f.fetches, f.ended, f.acks_all_lost) == (100, 0, "fenced", False)
+    assert f.detected_at == first_stale.origin.time
+    # the first acts shown one by one, then the record that ended the leadership
+    assert f.evidence[0] == first_stale.origin.source
+    assert f.evidence[-1] == fenced.origin.source
+
+
+def test_acks_under_min_isr_count_every_ack_past_those_kept() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    config(s, 2, topic="orders")
+    s.produce(1, 0, acks=-1)
+    s.fetch(1, 2, 1, epoch=0, last_fetched=0, hwm=1)
+    s.fetch(1, 3, 1, epoch=0, last_fetched=0, hwm=1)
+    s.tick(1)
+    shrink = s.change(isr=(1,))
+    s.tick(5)
+    for offset in range(30, 130):
+        s.produce(1, offset, acks=-1)
+    first = next(e for e in s.events if isinstance(e, ProduceAck) and e.base_offset == 30)
+
+    [f] = replay_partition(s.events, CTX).findings
+
+    assert isinstance(f, IsrRuleViolation)
+    assert (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end) == (
+        FindingKind.ISR_RULE_VIOLATION, 4, 0, 1, 30, 130,
+    )  # fmt: skip
+    assert (f.variant, f.leader, f.isr, f.min_isr, f.marker, f.acks) == (
+        "under_min_isr", 1, (1,), 2, False, 100,
+    )  # fmt: skip
+    assert f.detected_at == first.origin.time
+    assert f.evidence[0] == shrink.origin.source
+
+
+# -- an expansion judged by the clocks (_isr_expansions)
+
+
+def test_a_fetch_older_than_the_expansion_counts_when_a_later_one_shows_the_same_offset() -> None:
+    """Follower 2's last fetch (at 5) is 3 s older than the expansion, beyond
+    the skew allowance, but its next fetch, 3 s after, is still at 5: its log
+    end at the expansion is fixed, below the HWM 20."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.tick(1)
+    s.change(isr=(1,))
+    for offset in range(0, 20, 2):
+        s.produce(1, offset, acks=-1)
+    s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)
+    s.tick(3)
+    s.change(isr=(1, 2))
+    s.tick(3)
+    s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)
+    assert expansions(s) == LAGGING_JOIN
+
+
+def test_without_a_later_fetch_an_old_fetch_leaves_the_expansion_open() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.tick(1)
+    s.change(isr=(1,))
+    for offset in range(0, 20, 2):
+        s.produce(1, offset, acks=-1)
+    s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)
+    s.tick(3)
+    s.change(isr=(1, 2))
+    s.tick(3)
+    s.fetch(1, 2, 7, epoch=0, last_fetched=0, hwm=20)  # it moved: it may have caught up
+    result = replay_partition(s.events, CTX)
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    assert any("may have caught up unseen" in g for g in result.coverage.gaps)
+
+
+def test_one_expansion_told_twice_is_one_finding_citing_both() -> None:
+    """The leader's "ISR updated" line (its own version number, 7) and the
+    controller's record tell the same expansion: one finding, with both
+    lines in its evidence."""
+    s = lagging_follower(1, 2, 3)
+    line = s._add(IsrUpdated(s._origin("broker-1/server.log", 1, False), 1, (1, 2), 7))
+    s.tick(0.1)
+    record = s.change(isr=(1, 2))
+    [f] = replay_partition(s.events, CTX).findings
+    assert (f.kind, f.leader_epoch, f.replica, f.offset_start, f.offset_end) == (
+        FindingKind.ISR_RULE_VIOLATION, 0, 2, 5, 20,
+    )  # fmt: skip
+    assert line.origin.source in f.evidence
+    assert record.origin.source in f.evidence
+
+
+# -- Unclean Exclusion (kraft-elr): the paths the evidence stories leave out
+
+
+def exclusion_rows(s: Story) -> list[tuple[object, ...]]:
+    result = replay_partition(s.events, ELR)
+    return [
+        (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end, f.how)
+        for f in result.findings
+    ]
+
+
+KEPT_IN_ELR = [(FindingKind.ISR_RULE_VIOLATION, 0, 1, 3, 220, 300, "elr")]
+
+
+def test_elected_from_the_elr_it_was_kept_in_with_no_unfencing_seen() -> None:
+    """The unfencing record is missing: the election itself is where the
+    replica kept in the ELR is judged (the election record is cited)."""
+    s = exclusion_story(False, controller_removes=False)
+    s.events = [e for e in s.events if not (isinstance(e, BrokerFencing) and e.fenced == -1)]
+    election = s.events[-1]
+    assert exclusion_rows(s) == KEPT_IN_ELR
+    [f] = replay_partition(s.events, ELR).findings
+    assert f.detected_at == election.origin.time
+    assert election.origin.source in f.evidence
+
+
+def test_a_change_that_leaves_it_in_the_elr_keeps_it_unclean() -> None:
+    """A partition change between its registration and its unfencing that
+    neither takes it into the ISR nor out of the ELR changes nothing."""
+    s = exclusion_story(False, controller_removes=False)
+    at = next(i for i, e in enumerate(s.events) if isinstance(e, BrokerRegistration))
+    tail = s.events[at + 1 :]
+    s.events = s.events[: at + 1]
+    record(s, isr=(), elr=(1, 3))
+    s.events += tail
+    assert exclusion_rows(s) == KEPT_IN_ELR
+
+
+def test_a_recovered_log_makes_a_restart_of_unknown_kind_unclean() -> None:
+    s = exclusion_story(False, controller_removes=False)
+    s.events = [replace(e, clean=None) if isinstance(e, BrokerRestart) else e for e in s.events]
+    assert exclusion_rows(s) == KEPT_IN_ELR
+
+
+def test_the_latest_unclean_restart_is_the_one_judged() -> None:
+    """3 restarts uncleanly twice (at 200, then at 220): the second restart's
+    line and log end are the evidence."""
+    s = exclusion_story(False, controller_removes=False)
+    at = next(i for i, e in enumerate(s.events) if isinstance(e, BrokerRestart))
+    tail = s.events[at:]
+    s.events = s.events[:at]
+    restart(s, 3, False, 200)
+    s.events += tail
+    second = tail[0]
+    assert exclusion_rows(s) == KEPT_IN_ELR
+    [f] = replay_partition(s.events, ELR).findings
+    assert second.origin.source in f.evidence
+    first = s.events[at]
+    assert first.origin.source not in f.evidence
+
+
+def test_a_restart_of_unknown_kind_names_how_it_was_let_back() -> None:
+    s = exclusion_story(None, controller_removes=False)
+    result = replay_partition(s.events, ELR)
+    assert result.findings == ()
+    assert [g for g in result.coverage.gaps if "kept in the ELR at its registration" in g]
+
+
+def test_kept_in_the_elr_with_no_committed_mark_in_evidence_has_no_range() -> None:
+    s = exclusion_story(False, controller_removes=False)
+    s.events = [e for e in s.events if not isinstance(e, ProduceAck | FetchAnswer)]
+    assert exclusion_rows(s) == [(FindingKind.ISR_RULE_VIOLATION, 0, 1, 3, None, None, "elr")]
+
+
+# -- a ZooKeeper controller's decisions (_leader_and_isr)
+
+
+def test_zookeeper_decisions_that_skip_epochs_name_the_missing_ones() -> None:
+    """Epoch 0 (leader 1), then epoch 3 (leader 2, from the ISR): a clean
+    election, but epochs 1 and 2 are not in evidence: no finding, unknown.
+    Neither decision names a zkVersion: the partition epoch is Kafka's -1."""
+    s = Story()
+    zk = "controller/controller.log"
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 1, 0, (1, 2, 3)))
+    s.tick(1)
+    third = s._add(LeaderAndIsr(s._origin(zk, None, False), 2, 3, (2, 3)))
+
+    result = replay_partition(s.events, CTX)
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    assert "leader epochs 1..2 are missing from the ZooKeeper controller's evidence" in (
+        result.coverage.gaps
+    )
+    assert [(v.leader_epoch, v.leader, v.began) for v in result.lineage] == [
+        (0, 1, s.events[0].origin.source),
+        (3, 2, third.origin.source),
+    ]
+    registration = result.history.registration
+    assert registration is not None
+    assert (registration.replicas, registration.partition_epoch) == ((), -1)
