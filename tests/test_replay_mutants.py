@@ -22,14 +22,16 @@ from replay.types import (
     EpochCheckpoint,
     FetchAnswer,
     FindingKind,
+    FollowerFetch,
     IsrUpdated,
     LeaderAndIsr,
+    LogLoaded,
     MinIsrConfig,
     ProduceAck,
     Verdict,
 )
 from tests.replay_fixtures import KEY, METADATA_FILE, Story
-from tests.test_replay_evidence import ELR, exclusion_story, record, restart
+from tests.test_replay_evidence import ELR, exclusion_story, record, recovery_story, restart
 
 CTX = ReplayContext(key=replace(KEY, partition=4), request_log_observers=frozenset({1, 2, 3}))
 
@@ -566,3 +568,50 @@ def test_zookeeper_decisions_that_skip_epochs_name_the_missing_ones() -> None:
     registration = result.history.registration
     assert registration is not None
     assert (registration.replicas, registration.partition_epoch) == ((), -1)
+
+
+# -- the moment and the lines a restart loss is judged by
+
+
+def test_a_restart_loss_is_dated_and_cited_by_the_load_line_and_the_mark_at_the_restart() -> None:
+    """Follower 3 comes back at 200 below the committed 300 and fetches again:
+    the truncation is dated by its load line, and cites the acks=all answer
+    that committed 300, 3's fetch that held 300, and the load line."""
+    s = recovery_story(False, 200)
+    ack = next(e for e in s.events if isinstance(e, ProduceAck))
+    held = [e for e in s.events if isinstance(e, FollowerFetch) and e.replica == 3][0]
+    loaded = next(e for e in s.events if isinstance(e, LogLoaded))
+
+    [f] = replay_partition(s.events, CTX).findings
+
+    assert (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end) == (
+        FindingKind.TRUNCATION_BELOW_HWM, 4, 0, 3, 200, 300,
+    )  # fmt: skip
+    assert f.detected_at == loaded.origin.time
+    assert f.evidence == (ack.origin.source, held.origin.source, loaded.origin.source)
+
+
+# -- acks=all below min ISR end when the ISR grows back (_acked_under_min_isr)
+
+
+def test_acks_after_the_isr_grew_back_are_not_under_min_isr() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    config(s, 2, topic="orders")
+    s.produce(1, 0, acks=-1)
+    s.fetch(1, 2, 1, epoch=0, last_fetched=0, hwm=1)
+    s.fetch(1, 3, 1, epoch=0, last_fetched=0, hwm=1)
+    s.tick(1)
+    s.change(isr=(1,))
+    s.tick(5)
+    s.produce(1, 30, acks=-1)
+    s.produce(1, 31, acks=-1)
+    s.fetch(1, 2, 32, epoch=0, last_fetched=0, hwm=32)
+    s.tick(3)  # beyond the skew allowance of the acks
+    s.change(isr=(1, 2))
+    s.tick(5)
+    s.produce(1, 40, acks=-1)  # two in the ISR again: allowed
+    assert [
+        (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end)
+        for f in replay_partition(s.events, CTX).findings
+    ] == [(FindingKind.ISR_RULE_VIOLATION, 4, 0, 1, 30, 32)]
