@@ -31,7 +31,15 @@ from replay.types import (
     Verdict,
 )
 from tests.replay_fixtures import KEY, METADATA_FILE, Story
-from tests.test_replay_evidence import ELR, exclusion_story, record, recovery_story, restart
+from tests.test_replay_evidence import (
+    ELR,
+    exclusion_story,
+    record,
+    recovery_story,
+    register,
+    restart,
+    unfence,
+)
 
 CTX = ReplayContext(key=replace(KEY, partition=4), request_log_observers=frozenset({1, 2, 3}))
 
@@ -493,16 +501,40 @@ def test_elected_from_the_elr_it_was_kept_in_with_no_unfencing_seen() -> None:
     assert election.origin.source in f.evidence
 
 
+def kept_in_elr(restarts: tuple[int, ...], *, change_after_registration: bool) -> Story:
+    """tests/test_replay_evidence.py's story of replica 3 kept in the ELR
+    (unclean restarts at each log end of ``restarts``, in turn), told in
+    order: each event's clock and line come after the one before."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 299, acks=-1)
+    s.fetch(1, 3, 300, epoch=0, last_fetched=0, hwm=300)
+    s.tick(1)
+    record(s, isr=(1, 3))
+    s.tick(10)
+    s.fence(3)
+    record(s, isr=(1,), elr=(3,))
+    s.tick(1)
+    record(s, leader=-1, isr=(), elr=(1, 3))
+    for log_end in restarts:
+        s.tick(5)
+        restart(s, 3, False, log_end)
+    s.tick(0.5)
+    register(s, 3, 15)
+    if change_after_registration:
+        s.tick(0.5)
+        record(s, isr=(), elr=(1, 3))
+    s.tick(1)
+    unfence(s, 3)
+    record(s, leader=3, isr=(3,), elr=(1,))
+    return s
+
+
 def test_a_change_that_leaves_it_in_the_elr_keeps_it_unclean() -> None:
     """A partition change between its registration and its unfencing that
     neither takes it into the ISR nor out of the ELR changes nothing."""
-    s = exclusion_story(False, controller_removes=False)
-    at = next(i for i, e in enumerate(s.events) if isinstance(e, BrokerRegistration))
-    tail = s.events[at + 1 :]
-    s.events = s.events[: at + 1]
-    record(s, isr=(), elr=(1, 3))
-    s.events += tail
-    assert exclusion_rows(s) == KEPT_IN_ELR
+    assert exclusion_rows(kept_in_elr((220,), change_after_registration=False)) == KEPT_IN_ELR
+    assert exclusion_rows(kept_in_elr((220,), change_after_registration=True)) == KEPT_IN_ELR
 
 
 def test_a_recovered_log_makes_a_restart_of_unknown_kind_unclean() -> None:
@@ -512,19 +544,13 @@ def test_a_recovered_log_makes_a_restart_of_unknown_kind_unclean() -> None:
 
 
 def test_the_latest_unclean_restart_is_the_one_judged() -> None:
-    """3 restarts uncleanly twice (at 200, then at 220): the second restart's
-    line and log end are the evidence."""
-    s = exclusion_story(False, controller_removes=False)
-    at = next(i for i, e in enumerate(s.events) if isinstance(e, BrokerRestart))
-    tail = s.events[at:]
-    s.events = s.events[:at]
-    restart(s, 3, False, 200)
-    s.events += tail
-    second = tail[0]
+    """3 restarts uncleanly twice (back at 250, then at 220): the second
+    restart's line and log end are the evidence."""
+    s = kept_in_elr((250, 220), change_after_registration=False)
+    first, second = [e for e in s.events if isinstance(e, BrokerRestart)]
     assert exclusion_rows(s) == KEPT_IN_ELR
     [f] = replay_partition(s.events, ELR).findings
     assert second.origin.source in f.evidence
-    first = s.events[at]
     assert first.origin.source not in f.evidence
 
 
@@ -615,3 +641,20 @@ def test_acks_after_the_isr_grew_back_are_not_under_min_isr() -> None:
         (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end)
         for f in replay_partition(s.events, CTX).findings
     ] == [(FindingKind.ISR_RULE_VIOLATION, 4, 0, 1, 30, 32)]
+
+
+def test_an_unclean_replica_elected_uncleanly_is_the_elections_finding_only() -> None:
+    """3, back from an unclean restart and taken out of the ELR, is elected
+    with no ISR left: an unclean election (its own finding), and Unclean
+    Exclusion no longer concerns it. Its start offset is not in evidence
+    here (no line of its own as leader), so the range starts unknown."""
+    s = exclusion_story(False, controller_removes=True)
+    s.tick(1)
+    record(s, leader=3, isr=(3,), elr=())
+    result = replay_partition(s.events, ELR)
+    assert [
+        (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end,
+         f.records_lost)
+        for f in result.findings
+    ] == [(FindingKind.UNCLEAN_ELECTION, 0, 2, 3, None, 300, None)]  # fmt: skip
+    assert result.history.unclean_restarts == ()
