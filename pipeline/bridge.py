@@ -537,7 +537,7 @@ def _python_values(column: Any) -> list[Any]:
     """A column's values in Python. Timestamps (microseconds, UTC, as Spark
     sends them) are built from their integers: Arrow's own conversion costs
     several times more per value; the datetimes are the same, zone included."""
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
 
     kind = column.type
     if pa.types.is_timestamp(kind) and kind.unit == "us" and kind.tz in (None, "UTC"):

@@ -407,7 +407,7 @@ def _leader_hwm(
     if r.get("hwm") is None:
         return False
     if r.get("leader_epoch") is not None and r["leader_epoch"] in leader_of:
-        return leader_of[r["leader_epoch"]] == r["replica"]
+        return bool(leader_of[r["leader_epoch"]] == r["replica"])
     if r.get("observer") is not None and r["observer"] != r["replica"]:
         return False
     at = r.get("event_time")

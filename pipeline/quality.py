@@ -60,6 +60,11 @@ from schemas.tables import FILE_STATS, GOLD_TABLES, PARTITION_EVENTS
 #: run_manifest.json: it stays small).
 EXAMPLES = 5
 
+#: A pandas frame (what GE validates). pandas ships no type information and
+#: its stubs are not installed, so to mypy this is Any; the alias says which
+#: frames are pandas and which are Spark's ``DataFrame``.
+PandasFrame = Any
+
 SILVER_TABLES: dict[str, StructType] = {
     "partition_events": PARTITION_EVENTS,
     "file_stats": FILE_STATS,
@@ -189,7 +194,8 @@ class QualityReport:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable: run_manifest.json's ``validation``."""
-        return _jsonable(asdict(self))  # type: ignore[no-any-return]
+        plain: dict[str, Any] = _jsonable(asdict(self))
+        return plain
 
     def raise_for_failures(self) -> None:
         if not self.success:
@@ -237,7 +243,7 @@ class Suite:
     table: str
     stage: str  # silver | gold
     #: adds the derived columns the expectations read (topic_key, previous epochs)
-    derive: Callable[[DataFrame], DataFrame]
+    derive: Callable[[PandasFrame], PandasFrame]
     #: (rule, GE expectation) in report order
     expectations: tuple[tuple[str, Any], ...]
     #: declared columns the frame must carry
@@ -258,12 +264,12 @@ def _previous_epoch(order: str) -> str:
     return f"previous_leader_epoch_by_{order}"
 
 
-def _derive(table: str, schema: StructType) -> Callable[[Any], Any]:
+def _derive(table: str, schema: StructType) -> Callable[[PandasFrame], PandasFrame]:
     """The derived columns of a table's suite, on the pandas frame GE reads."""
     per_partition = _is_per_partition(schema)
     lineage = table in LINEAGE_TABLES
 
-    def derive(pdf: Any) -> Any:
+    def derive(pdf: PandasFrame) -> PandasFrame:
         pdf = pdf.copy()
         if per_partition and {"topic", "topic_id"} <= set(pdf.columns):
             pdf[TOPIC_KEY] = pdf["topic"].where(pdf["topic"].notna(), pdf["topic_id"])
@@ -374,7 +380,7 @@ _CONTEXT_LOCK = threading.Lock()
 
 
 @functools.cache
-def _cached_context() -> Any:
+def _cached_context() -> tuple[Any, Any]:
     import great_expectations as gx
     from great_expectations.data_context.types.base import (
         DataContextConfig,
@@ -398,7 +404,7 @@ def _context() -> tuple[Any, Any]:
     (creating it imports and wires a good part of GE: seconds); no
     analytics, no progress bars, nothing on disk."""
     with _CONTEXT_LOCK:
-        return _cached_context()  # type: ignore[no-any-return]
+        return _cached_context()
 
 
 def prewarm() -> threading.Thread:
@@ -440,12 +446,13 @@ _DERIVED_FROM: dict[str, tuple[str, ...]] = {
 }
 
 
-def _to_pandas(suite: Suite, df: Any, read: list[str]) -> tuple[Any, int | None]:
+def _to_pandas(suite: Suite, df: Any, read: list[str]) -> tuple[PandasFrame, int | None]:
     """The rows GE sees, as pandas, and the row bound when it was reached.
     A Spark frame costs one query: its read columns, silver limited to
     ``SILVER_SAMPLE_ROWS`` (one more row is asked, to know the bound was
     reached)."""
     limit = SILVER_SAMPLE_ROWS if suite.stage == "silver" else None
+    pdf: PandasFrame
     if isinstance(df, DataFrame):
         frame = df.select(*read)
         if limit is not None:

@@ -90,7 +90,8 @@ def load_manifest(out: str) -> dict[str, Any]:
     path = Path(out) / "run_manifest.json"
     if not path.exists():
         return {}
-    return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return manifest
 
 
 # --- paths a person can use -------------------------------------------------------

@@ -265,8 +265,8 @@ def _judge_and_publish(
             save_state(split(bridged, "partition_state"), options.state, started)
 
     verdicts = {Verdict(v).value: 0 for v in Verdict}
-    for row in verdicts_df.groupBy("verdict").count().collect():
-        verdicts[row["verdict"]] = row["count"]
+    for counted in verdicts_df.groupBy("verdict").count().collect():
+        verdicts[counted["verdict"]] = counted["count"]
     by_kind = {k.value: 0 for k in FindingKind}
     finding_rows = [
         r.asDict(recursive=True)

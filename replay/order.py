@@ -66,7 +66,6 @@ from replay.types import (
 
 #: a broker's own lines as it starts: they precede its registration
 STARTUP_LINES = (BrokerRestart, LogRecovered, RecoveryTruncation, LogLoaded)
-_STARTUP_TYPES = frozenset(STARTUP_LINES)
 #: the controller's clock (metadata records, ZooKeeper decisions)
 CONTROLLER = "controller"
 #: events a leader's request log shows it doing as the partition's leader
@@ -179,7 +178,7 @@ _INF = float("inf")
 _first = itemgetter(0)
 #: exact types (events are final classes): a set lookup per event, not an
 #: isinstance chain
-_FOLLOWER_LINES = frozenset({LogTruncated, BecomeFollower})
+_FOLLOWER_LINES = (LogTruncated, BecomeFollower)
 _LEADER_ACT_TYPES = frozenset(LEADER_ACTS)
 
 
@@ -308,9 +307,9 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
                         t,
                         None,
                         floor if floor > lowest else lowest,
-                        event.broker if kind in _FOLLOWER_LINES else None,  # type: ignore[union-attr]
+                        event.broker if isinstance(event, _FOLLOWER_LINES) else None,
                         observer if kind in _LEADER_ACT_TYPES else None,
-                        starting=event.broker if kind in _STARTUP_TYPES else None,  # type: ignore[union-attr]
+                        starting=event.broker if isinstance(event, STARTUP_LINES) else None,
                     ),
                 )
             )

@@ -9,18 +9,37 @@ from __future__ import annotations
 from dataclasses import replace
 
 from replay import ReplayContext, replay_partition
+from replay.findings import FencingViolation, IsrRuleViolation
 from replay.types import (
     RECOVERING,
     AlterPartition,
     BecomeFollower,
     BecomeLeader,
+    BrokerFencing,
     BrokerRegistration,
+    BrokerRestart,
     EpochAnswer,
     EpochCheckpoint,
+    FetchAnswer,
     FindingKind,
+    FollowerFetch,
+    IsrUpdated,
+    LeaderAndIsr,
+    LogLoaded,
     MinIsrConfig,
+    ProduceAck,
+    Verdict,
 )
 from tests.replay_fixtures import KEY, METADATA_FILE, Story
+from tests.test_replay_evidence import (
+    ELR,
+    exclusion_story,
+    record,
+    recovery_story,
+    register,
+    restart,
+    unfence,
+)
 
 CTX = ReplayContext(key=replace(KEY, partition=4), request_log_observers=frozenset({1, 2, 3}))
 
@@ -342,3 +361,300 @@ def test_acks_under_min_isr_past_those_kept_still_count_in_its_range() -> None:
     assert [
         (f.kind, f.leader_epoch, f.replica, f.offset_start, f.offset_end) for f in result.findings
     ] == [(FindingKind.ISR_RULE_VIOLATION, 0, 1, 30, 130)]
+
+
+# -- what a rule finding counts and cites, past the acts kept one by one
+# (mutants of fencing_violations and _acks_under_min_isr that changed only
+# these fields survived the range checks above)
+
+
+def test_a_deposed_leaders_finding_counts_every_act_and_starts_at_the_first() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 0, acks=1)
+    s.tick(1)
+    fenced = s.fence(1)
+    s.tick(4)
+    for offset in range(10, 110):  # 64 kept one by one, 36 summed up
+        s.produce(1, offset, acks=1)
+    s.fetch(1, 2, 10, epoch=0, last_fetched=0)  # a fetch it answers, past the end too
+    first_stale = next(e for e in s.events if isinstance(e, ProduceAck) and e.base_offset == 10)
+
+    [f] = replay_partition(s.events, CTX).findings
+
+    assert isinstance(f, FencingViolation)
+    assert (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end) == (
+        FindingKind.FENCING_VIOLATION, 4, 0, 1, 10, 110,
+    )  # fmt: skip
+    assert (f.produces, f.fetches, f.ended, f.acks_all_lost) == (100, 0, "fenced", False)
+    assert f.detected_at == first_stale.origin.time
+    # the first acts shown one by one, then the record that ended the leadership
+    assert f.evidence[0] == first_stale.origin.source
+    assert f.evidence[-1] == fenced.origin.source
+
+
+def test_acks_under_min_isr_count_every_ack_past_those_kept() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    config(s, 2, topic="orders")
+    s.produce(1, 0, acks=-1)
+    s.fetch(1, 2, 1, epoch=0, last_fetched=0, hwm=1)
+    s.fetch(1, 3, 1, epoch=0, last_fetched=0, hwm=1)
+    s.tick(1)
+    shrink = s.change(isr=(1,))
+    s.tick(5)
+    for offset in range(30, 130):
+        s.produce(1, offset, acks=-1)
+    first = next(e for e in s.events if isinstance(e, ProduceAck) and e.base_offset == 30)
+
+    [f] = replay_partition(s.events, CTX).findings
+
+    assert isinstance(f, IsrRuleViolation)
+    assert (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end) == (
+        FindingKind.ISR_RULE_VIOLATION, 4, 0, 1, 30, 130,
+    )  # fmt: skip
+    assert (f.variant, f.leader, f.isr, f.min_isr, f.marker, f.acks) == (
+        "under_min_isr", 1, (1,), 2, False, 100,
+    )  # fmt: skip
+    assert f.detected_at == first.origin.time
+    assert f.evidence[0] == shrink.origin.source
+
+
+# -- an expansion judged by the clocks (_isr_expansions)
+
+
+def test_a_fetch_older_than_the_expansion_counts_when_a_later_one_shows_the_same_offset() -> None:
+    """Follower 2's last fetch (at 5) is 3 s older than the expansion, beyond
+    the skew allowance, but its next fetch, 3 s after, is still at 5: its log
+    end at the expansion is fixed, below the HWM 20."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.tick(1)
+    s.change(isr=(1,))
+    for offset in range(0, 20, 2):
+        s.produce(1, offset, acks=-1)
+    s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)
+    s.tick(3)
+    s.change(isr=(1, 2))
+    s.tick(3)
+    s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)
+    assert expansions(s) == LAGGING_JOIN
+
+
+def test_without_a_later_fetch_an_old_fetch_leaves_the_expansion_open() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.tick(1)
+    s.change(isr=(1,))
+    for offset in range(0, 20, 2):
+        s.produce(1, offset, acks=-1)
+    s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)
+    s.tick(3)
+    s.change(isr=(1, 2))
+    s.tick(3)
+    s.fetch(1, 2, 7, epoch=0, last_fetched=0, hwm=20)  # it moved: it may have caught up
+    result = replay_partition(s.events, CTX)
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    assert any("may have caught up unseen" in g for g in result.coverage.gaps)
+
+
+def test_one_expansion_told_twice_is_one_finding_citing_both() -> None:
+    """The leader's "ISR updated" line (its own version number, 7) and the
+    controller's record tell the same expansion: one finding, with both
+    lines in its evidence."""
+    s = lagging_follower(1, 2, 3)
+    line = s._add(IsrUpdated(s._origin("broker-1/server.log", 1, False), 1, (1, 2), 7))
+    s.tick(0.1)
+    record = s.change(isr=(1, 2))
+    [f] = replay_partition(s.events, CTX).findings
+    assert (f.kind, f.leader_epoch, f.replica, f.offset_start, f.offset_end) == (
+        FindingKind.ISR_RULE_VIOLATION, 0, 2, 5, 20,
+    )  # fmt: skip
+    assert line.origin.source in f.evidence
+    assert record.origin.source in f.evidence
+
+
+# -- Unclean Exclusion (kraft-elr): the paths the evidence stories leave out
+
+
+def exclusion_rows(s: Story) -> list[tuple[object, ...]]:
+    result = replay_partition(s.events, ELR)
+    return [
+        (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end, f.how)
+        for f in result.findings
+    ]
+
+
+KEPT_IN_ELR = [(FindingKind.ISR_RULE_VIOLATION, 0, 1, 3, 220, 300, "elr")]
+
+
+def test_elected_from_the_elr_it_was_kept_in_with_no_unfencing_seen() -> None:
+    """The unfencing record is missing: the election itself is where the
+    replica kept in the ELR is judged (the election record is cited)."""
+    s = exclusion_story(False, controller_removes=False)
+    s.events = [e for e in s.events if not (isinstance(e, BrokerFencing) and e.fenced == -1)]
+    election = s.events[-1]
+    assert exclusion_rows(s) == KEPT_IN_ELR
+    [f] = replay_partition(s.events, ELR).findings
+    assert f.detected_at == election.origin.time
+    assert election.origin.source in f.evidence
+
+
+def kept_in_elr(restarts: tuple[int, ...], *, change_after_registration: bool) -> Story:
+    """tests/test_replay_evidence.py's story of replica 3 kept in the ELR
+    (unclean restarts at each log end of ``restarts``, in turn), told in
+    order: each event's clock and line come after the one before."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 299, acks=-1)
+    s.fetch(1, 3, 300, epoch=0, last_fetched=0, hwm=300)
+    s.tick(1)
+    record(s, isr=(1, 3))
+    s.tick(10)
+    s.fence(3)
+    record(s, isr=(1,), elr=(3,))
+    s.tick(1)
+    record(s, leader=-1, isr=(), elr=(1, 3))
+    for log_end in restarts:
+        s.tick(5)
+        restart(s, 3, False, log_end)
+    s.tick(0.5)
+    register(s, 3, 15)
+    if change_after_registration:
+        s.tick(0.5)
+        record(s, isr=(), elr=(1, 3))
+    s.tick(1)
+    unfence(s, 3)
+    record(s, leader=3, isr=(3,), elr=(1,))
+    return s
+
+
+def test_a_change_that_leaves_it_in_the_elr_keeps_it_unclean() -> None:
+    """A partition change between its registration and its unfencing that
+    neither takes it into the ISR nor out of the ELR changes nothing."""
+    assert exclusion_rows(kept_in_elr((220,), change_after_registration=False)) == KEPT_IN_ELR
+    assert exclusion_rows(kept_in_elr((220,), change_after_registration=True)) == KEPT_IN_ELR
+
+
+def test_a_recovered_log_makes_a_restart_of_unknown_kind_unclean() -> None:
+    s = exclusion_story(False, controller_removes=False)
+    s.events = [replace(e, clean=None) if isinstance(e, BrokerRestart) else e for e in s.events]
+    assert exclusion_rows(s) == KEPT_IN_ELR
+
+
+def test_the_latest_unclean_restart_is_the_one_judged() -> None:
+    """3 restarts uncleanly twice (back at 250, then at 220): the second
+    restart's line and log end are the evidence."""
+    s = kept_in_elr((250, 220), change_after_registration=False)
+    first, second = [e for e in s.events if isinstance(e, BrokerRestart)]
+    assert exclusion_rows(s) == KEPT_IN_ELR
+    [f] = replay_partition(s.events, ELR).findings
+    assert second.origin.source in f.evidence
+    assert first.origin.source not in f.evidence
+
+
+def test_a_restart_of_unknown_kind_names_how_it_was_let_back() -> None:
+    s = exclusion_story(None, controller_removes=False)
+    result = replay_partition(s.events, ELR)
+    assert result.findings == ()
+    assert [g for g in result.coverage.gaps if "kept in the ELR at its registration" in g]
+
+
+def test_kept_in_the_elr_with_no_committed_mark_in_evidence_has_no_range() -> None:
+    s = exclusion_story(False, controller_removes=False)
+    s.events = [e for e in s.events if not isinstance(e, ProduceAck | FetchAnswer)]
+    assert exclusion_rows(s) == [(FindingKind.ISR_RULE_VIOLATION, 0, 1, 3, None, None, "elr")]
+
+
+# -- a ZooKeeper controller's decisions (_leader_and_isr)
+
+
+def test_zookeeper_decisions_that_skip_epochs_name_the_missing_ones() -> None:
+    """Epoch 0 (leader 1), then epoch 3 (leader 2, from the ISR): a clean
+    election, but epochs 1 and 2 are not in evidence: no finding, unknown.
+    Neither decision names a zkVersion: the partition epoch is Kafka's -1."""
+    s = Story()
+    zk = "controller/controller.log"
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 1, 0, (1, 2, 3)))
+    s.tick(1)
+    third = s._add(LeaderAndIsr(s._origin(zk, None, False), 2, 3, (2, 3)))
+
+    result = replay_partition(s.events, CTX)
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    assert "leader epochs 1..2 are missing from the ZooKeeper controller's evidence" in (
+        result.coverage.gaps
+    )
+    assert [(v.leader_epoch, v.leader, v.began) for v in result.lineage] == [
+        (0, 1, s.events[0].origin.source),
+        (3, 2, third.origin.source),
+    ]
+    registration = result.history.registration
+    assert registration is not None
+    assert (registration.replicas, registration.partition_epoch) == ((), -1)
+
+
+# -- the moment and the lines a restart loss is judged by
+
+
+def test_a_restart_loss_is_dated_and_cited_by_the_load_line_and_the_mark_at_the_restart() -> None:
+    """Follower 3 comes back at 200 below the committed 300 and fetches again:
+    the truncation is dated by its load line, and cites the acks=all answer
+    that committed 300, 3's fetch that held 300, and the load line."""
+    s = recovery_story(False, 200)
+    ack = next(e for e in s.events if isinstance(e, ProduceAck))
+    held = [e for e in s.events if isinstance(e, FollowerFetch) and e.replica == 3][0]
+    loaded = next(e for e in s.events if isinstance(e, LogLoaded))
+
+    [f] = replay_partition(s.events, CTX).findings
+
+    assert (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end) == (
+        FindingKind.TRUNCATION_BELOW_HWM, 4, 0, 3, 200, 300,
+    )  # fmt: skip
+    assert f.detected_at == loaded.origin.time
+    assert f.evidence == (ack.origin.source, held.origin.source, loaded.origin.source)
+
+
+# -- acks=all below min ISR end when the ISR grows back (_acked_under_min_isr)
+
+
+def test_acks_after_the_isr_grew_back_are_not_under_min_isr() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    config(s, 2, topic="orders")
+    s.produce(1, 0, acks=-1)
+    s.fetch(1, 2, 1, epoch=0, last_fetched=0, hwm=1)
+    s.fetch(1, 3, 1, epoch=0, last_fetched=0, hwm=1)
+    s.tick(1)
+    s.change(isr=(1,))
+    s.tick(5)
+    s.produce(1, 30, acks=-1)
+    s.produce(1, 31, acks=-1)
+    s.fetch(1, 2, 32, epoch=0, last_fetched=0, hwm=32)
+    s.tick(3)  # beyond the skew allowance of the acks
+    s.change(isr=(1, 2))
+    s.tick(5)
+    s.produce(1, 40, acks=-1)  # two in the ISR again: allowed
+    assert [
+        (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end)
+        for f in replay_partition(s.events, CTX).findings
+    ] == [(FindingKind.ISR_RULE_VIOLATION, 4, 0, 1, 30, 32)]
+
+
+def test_an_unclean_replica_elected_uncleanly_is_the_elections_finding_only() -> None:
+    """3, back from an unclean restart and taken out of the ELR, is elected
+    with no ISR left: an unclean election (its own finding), and Unclean
+    Exclusion no longer concerns it. Its start offset is not in evidence
+    here (no line of its own as leader), so the range starts unknown."""
+    s = exclusion_story(False, controller_removes=True)
+    s.tick(1)
+    record(s, leader=3, isr=(3,), elr=())
+    result = replay_partition(s.events, ELR)
+    assert [
+        (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end,
+         f.records_lost)
+        for f in result.findings
+    ] == [(FindingKind.UNCLEAN_ELECTION, 0, 2, 3, None, 300, None)]  # fmt: skip
+    assert result.history.unclean_restarts == ()

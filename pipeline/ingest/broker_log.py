@@ -134,7 +134,6 @@ Columns are prefixed ``bl_`` and are null for lines of other file kinds.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -1042,6 +1041,9 @@ def _list_ok(values: Column) -> Column:
 
 #: One template's event before assembly: (kind, {column: value}).
 _Ev = tuple[str, dict[str, Column]]
+#: A template's entry: (event, required) or (event, required, keep), where a
+#: false ``keep`` marks a line read and used for nothing (ignored by rule).
+_Template = tuple[_Ev, Column] | tuple[_Ev, Column, Column]
 _EVENT_TYPES = {f.name: f.dataType for f in EVENT_FIELDS}
 
 
@@ -1054,7 +1056,7 @@ def _ev(kind: str, **values: Column) -> _Ev:
     return kind, values
 
 
-def _assemble(t: Column, by_template: dict[str, tuple[Any, ...]]) -> Column:
+def _assemble(t: Column, by_template: dict[str, _Template]) -> Column:
     """The outcome row of the line's template, one CASE per column over the
     templates that set it (not one struct per template: the generated code
     of ~50 structs of ~60 fields outgrows the JVM's 64 KB per method)."""
@@ -1106,7 +1108,7 @@ def _events() -> tuple[Column, Column]:
         F.lit(False),
     )
     recovery = _diff_new(diff, "leaderRecoveryState", r"([A-Z]+)")
-    by_template: dict[str, tuple[Column, ...]] = {
+    by_template: dict[str, _Template] = {
         "leader": (
             _ev(
                 "become_leader", topic=_g(1), partition=_int(2), topic_id=_topic_id(_g(3)),
@@ -1261,11 +1263,11 @@ def _tp_of(template: str, suffix: str = "") -> tuple[Column, Column]:
 
 def _old_and_startup_events(
     replica: Column, p_topic: Column, p_partition: Column, controller_epoch: Column
-) -> dict[str, tuple[Column, ...]]:
+) -> dict[str, _Template]:
     """(event, required[, keep]) of the pre-2.8 templates (addendum 9), log
     load and recovery (10) and version and config markers (13)."""
     leader_of_prefix = F.nullif(F.col("bl_prefix_leader"), F.lit("")).try_cast("int")
-    out: dict[str, tuple[Column, ...]] = {}
+    out: dict[str, _Template] = {}
 
     def lai(name: str, topic: Column, partition: Column, line_epoch: Column) -> None:
         """A LeaderAndIsr decision as the controller sent it or a broker got it:

@@ -32,8 +32,11 @@ import stat
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import IO
 
 KIND = "bundle"
 SUFFIXES = (".tar.gz", ".tgz", ".zip")
@@ -142,7 +145,7 @@ class _Limit(Exception):
     pass
 
 
-def _copy(src, dest: Path, budget: int) -> int:  # type: ignore[no-untyped-def]
+def _copy(src: IO[bytes], dest: Path, budget: int) -> int:
     """Copy at most ``budget`` bytes; raise _Limit (and remove dest) beyond."""
     written = 0
     with open(dest, "xb") as out:
@@ -157,11 +160,19 @@ def _copy(src, dest: Path, budget: int) -> int:  # type: ignore[no-untyped-def]
     return written
 
 
+def _tar_member(tf: tarfile.TarFile, member: tarfile.TarInfo) -> IO[bytes]:
+    """A regular member's bytes (``extractfile`` gives None for any other)."""
+    src = tf.extractfile(member)
+    if src is None:
+        raise tarfile.TarError(f"{member.name}: not a regular file")
+    return src
+
+
 def extract(archive: Path, bundle: Bundle, total_limit: int, member_limit: int) -> None:
     total = 0
     target = bundle.target
 
-    def place(member: str, size: int, opener) -> None:  # type: ignore[no-untyped-def]
+    def place(member: str, size: int, opener: Callable[[], IO[bytes]]) -> None:
         nonlocal total
         bundle.members += 1
         safe = _safe_name(member)
@@ -203,7 +214,7 @@ def extract(archive: Path, bundle: Bundle, total_limit: int, member_limit: int) 
                         bundle.members += 1
                         bundle.refused.append((info.filename, "link or special member"))
                         continue
-                    place(info.filename, info.file_size, lambda i=info: zf.open(i))
+                    place(info.filename, info.file_size, partial(zf.open, info))
         else:
             with tarfile.open(archive, "r:*") as tf:
                 for m in tf:
@@ -213,7 +224,7 @@ def extract(archive: Path, bundle: Bundle, total_limit: int, member_limit: int) 
                         bundle.members += 1
                         bundle.refused.append((m.name, "link or special member"))
                         continue
-                    place(m.name, m.size, lambda m=m: tf.extractfile(m))
+                    place(m.name, m.size, partial(_tar_member, tf, m))
     except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile) as e:
         bundle.refused.append(("", f"unreadable archive: {type(e).__name__}: {e}"[:300]))
         bundle.members += 1

@@ -237,14 +237,14 @@ def outcomes(lines: DataFrame) -> DataFrame:
     )
     source_file = F.col("source_file")
     name = name_of(source_file)
-    lines = F.col("lines")
+    file_lines = F.col("lines")  # the file's lines, in order (``lines`` is the input frame)
     location = F.regexp_replace(source_file, "^file:", "")
     dir_topic = F.nullif(F.regexp_extract(source_file, _PARTITION_DIR, 1), F.lit(""))
     dir_partition = F.nullif(F.regexp_extract(source_file, _PARTITION_DIR, 2), F.lit(""))
     dir_partition = dir_partition.try_cast("int")
-    pm_reason, topic_id = _partition_metadata(lines, location)
+    pm_reason, topic_id = _partition_metadata(file_lines, location)
     reason = F.when(name == PARTITION_METADATA, pm_reason).otherwise(
-        _offset_file_reason(name, lines, location)
+        _offset_file_reason(name, file_lines, location)
     )
     verdicts = files.select(
         "source_file", "observer", "lines", reason.alias("reason"),

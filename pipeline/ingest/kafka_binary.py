@@ -79,7 +79,7 @@ import warnings
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, BinaryIO, NamedTuple, Protocol
 
 METADATA_SEGMENT = "metadata_segment"
 DATA_SEGMENT = "data_segment"
@@ -216,19 +216,24 @@ class Reader:
         return out
 
     def int8(self, what: str) -> int:
-        return struct.unpack(">b", self.take(1, what))[0]  # type: ignore[no-any-return]
+        value: int = struct.unpack(">b", self.take(1, what))[0]
+        return value
 
     def uint16(self, what: str) -> int:
-        return struct.unpack(">H", self.take(2, what))[0]  # type: ignore[no-any-return]
+        value: int = struct.unpack(">H", self.take(2, what))[0]
+        return value
 
     def int16(self, what: str) -> int:
-        return struct.unpack(">h", self.take(2, what))[0]  # type: ignore[no-any-return]
+        value: int = struct.unpack(">h", self.take(2, what))[0]
+        return value
 
     def int32(self, what: str) -> int:
-        return struct.unpack(">i", self.take(4, what))[0]  # type: ignore[no-any-return]
+        value: int = struct.unpack(">i", self.take(4, what))[0]
+        return value
 
     def int64(self, what: str) -> int:
-        return struct.unpack(">q", self.take(8, what))[0]  # type: ignore[no-any-return]
+        value: int = struct.unpack(">q", self.take(8, what))[0]
+        return value
 
     def boolean(self, what: str) -> bool:
         return self.take(1, what) != b"\x00"
@@ -659,13 +664,13 @@ class BytesSource:
 class FileSource:
     """A local file read by seeking: the whole file is never in memory."""
 
-    def __init__(self, f: Any, size: int) -> None:
+    def __init__(self, f: BinaryIO, size: int) -> None:
         self.f = f
         self.size = size
 
     def read(self, position: int, n: int) -> bytes:
         self.f.seek(position)
-        return self.f.read(n)  # type: ignore[no-any-return]
+        return self.f.read(n)
 
 
 def _tail(position: int, size: int, why: str) -> str:
@@ -883,7 +888,7 @@ def _gunzip(body: bytes, limit: int) -> bytearray:
 
 
 def _inflate_stream(codec: str, body: bytes, limit: int) -> bytearray:
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
 
     out = bytearray()
     try:
@@ -935,10 +940,10 @@ def _snappy_block(block: bytes, room: int, limit: int) -> bytes:
     import pyarrow as pa
 
     try:
-        out = pa.Codec("snappy").decompress(block, decompressed_size=n, asbytes=True)
+        out: bytes = pa.Codec("snappy").decompress(block, decompressed_size=n, asbytes=True)
     except (OSError, pa.ArrowException) as e:
         raise DecodeError(f"snappy: {e}") from e
-    return out  # type: ignore[no-any-return]
+    return out
 
 
 def _read_batch(src: Source, h: BatchHeader, start: int) -> bytes:

@@ -523,6 +523,8 @@ def _pass(spark: SparkSession, outcomes: DataFrame) -> tuple[DataFrame, dict[int
     try:
         done = materialise(outcomes)
     finally:
+        # None unsets a local property (setLocalProperty's own docstring says
+        # so); pyspark's annotation says ``value: str``, which is wrong.
         sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
         sc.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
     return done, _records_read(spark, group)

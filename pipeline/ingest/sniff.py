@@ -291,10 +291,11 @@ def sniff(spark: Any, paths: Sequence[str]) -> list[Sniffed]:
     out: list[Sniffed] = []
     for p in paths:
         s = found[p]
-        if s.content is not None and s.kind != checkpoint.KIND:
-            if len(s.content) > budget:
+        content = s.content
+        if content is not None and s.kind != checkpoint.KIND:
+            if len(content) > budget:
                 s = Sniffed(s.path, s.kind, s.note, None)
             else:
-                budget -= len(s.content)
+                budget -= len(content)
         out.append(s)
     return out
