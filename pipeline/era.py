@@ -265,73 +265,81 @@ def choose(
 def evidence_by_cluster(events: Any) -> dict[str, EraEvidence]:
     """Each cluster's :class:`EraEvidence` from its events (PARTITION_EVENTS):
     the first line of each distinct marker value, and per cluster the
-    lowest follower Fetch version and the mode-only templates and views."""
+    lowest follower Fetch version and the mode-only templates and views.
+
+    One aggregation (one shuffle): each event names the markers it carries,
+    and per (cluster, marker, value) the first line wins; for the Fetch
+    version the lowest version, then the first line."""
+    from pyspark.sql import Column
     from pyspark.sql import functions as F
 
+    kind = F.col("kind")
     where = F.concat_ws(":", F.col("source_file"), F.col("line_no").cast("string"))
-    config = events.filter(F.col("kind") == "broker_config")
-    first_of = []
-    for what, column in (
-        ("version", "kafka_version"),
-        ("ibp", "inter_broker_protocol"),
-        ("mode", "mode"),
-    ):
-        first_of.append(
-            config.filter(F.col(column).isNotNull())
-            .groupBy("cluster", F.col(column).alias("value"))
-            .agg(F.min_by(where, F.struct("source_file", "line_no")).alias("where"))
-            .select("cluster", F.lit(what).alias("what"), "value", "where")
-        )
-    follower = (F.col("kind") == "fetch_request") & (F.col("replica") >= 0)
-    fetch = (
-        events.filter(follower & F.col("api_version").isNotNull())
-        .groupBy("cluster")
-        .agg(
-            F.min("api_version").alias("v"),
-            F.min_by(where, F.struct("api_version", "source_file", "line_no")).alias("where"),
-        )
-        .select(
-            "cluster",
-            F.lit("fetch").alias("what"),
-            F.concat(F.lit("v"), F.col("v").cast("string")).alias("value"),
-            "where",
-        )
-    )
-    shell = (F.col("kind") == "partition_view") & F.col("leader_epoch").isNotNull()
+    config = kind == "broker_config"
+    follower = (kind == "fetch_request") & (F.col("replica") >= 0)
+    shell = (kind == "partition_view") & F.col("leader_epoch").isNotNull()
     describe_elr = (
-        (F.col("kind") == "partition_view")
+        (kind == "partition_view")
         & F.col("leader_epoch").isNull()
         & (F.col("elr").isNotNull() | F.col("last_known_elr").isNotNull())
     )
-    kinds = {
+    templates = {
         "kraft: metadata-shell output": shell,
         "kraft: kafka-topics --describe with Elr lists (DescribeTopicPartitions)": describe_elr,
-        "zk: ZooKeeper controller 'No broker in ISR is alive'": F.col("kind")
-        == "zk_unclean_election",
-        "kraft: KRaft controller 'UNCLEAN partition change'": F.col("kind")
-        == "unclean_partition_change",
+        "zk: ZooKeeper controller 'No broker in ISR is alive'": kind == "zk_unclean_election",
+        "kraft: KRaft controller 'UNCLEAN partition change'": kind == "unclean_partition_change",
     }
-    marked = []
-    for label, cond in kinds.items():
-        what = "view" if "view" in label or "shell" in label or "describe" in label else "template"
-        marked.append(
-            events.filter(cond)
-            .groupBy("cluster")
-            .agg(F.min_by(where, F.struct("source_file", "line_no")).alias("where"))
-            .select("cluster", F.lit(what).alias("what"), F.lit(label).alias("value"), "where")
+    elr_in_use = (kind == "partition_view") & ((F.size("elr") > 0) | (F.size("last_known_elr") > 0))
+
+    def mark(cond: Any, what: str, value: Any, key: Any = None, rank: Any = None) -> Any:
+        """(what, group key, value, rank) when ``cond``; the group key is the
+        value unless given (the Fetch version groups per cluster)."""
+        value = value if isinstance(value, Column) else F.lit(value)
+        return F.when(
+            cond,
+            F.struct(
+                F.lit(what).alias("what"),
+                (value if key is None else F.lit(key)).alias("key"),
+                value.alias("value"),
+                (F.lit(0) if rank is None else rank).cast("int").alias("rank"),
+            ),
         )
-    in_use = (
-        events.filter(
-            (F.col("kind") == "partition_view")
-            & ((F.size("elr") > 0) | (F.size("last_known_elr") > 0))
+
+    marks = [
+        mark(config & F.col(column).isNotNull(), what, F.col(column))
+        for what, column in (
+            ("version", "kafka_version"),
+            ("ibp", "inter_broker_protocol"),
+            ("mode", "mode"),
         )
-        .select("cluster", F.lit("elr").alias("what"), F.lit("").alias("value"))
-        .distinct()
-        .select("cluster", "what", "value", F.lit("").alias("where"))
+    ]
+    version = F.col("api_version")
+    marks.append(
+        mark(
+            follower & version.isNotNull(),
+            "fetch",
+            F.concat(F.lit("v"), version.cast("string")),
+            key="",
+            rank=version,
+        )
     )
-    rows = first_of[0]
-    for part in [*first_of[1:], fetch, *marked, in_use]:
-        rows = rows.unionByName(part)
+    for label, cond in templates.items():
+        what = "view" if "view" in label or "shell" in label or "describe" in label else "template"
+        marks.append(mark(cond, what, label))
+    marks.append(mark(elr_in_use, "elr", ""))
+    candidates = events.select(
+        "cluster",
+        where.alias("where"),
+        F.struct("source_file", "line_no").alias("line"),
+        F.explode(F.filter(F.array(*marks), lambda m: m.isNotNull())).alias("m"),
+    )
+    rows = candidates.groupBy("cluster", F.col("m.what").alias("what"), F.col("m.key")).agg(
+        F.min_by(
+            F.struct(F.col("m.value").alias("value"), F.col("where")),
+            F.struct(F.col("m.rank"), F.col("line")),
+        ).alias("first")
+    )
+    rows = rows.select("cluster", "what", "first.value", "first.where")
     found: dict[str, list[Marker]] = {}
     elr: set[str] = set()
     for r in rows.collect():
