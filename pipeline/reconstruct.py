@@ -82,6 +82,11 @@ def compress(streams: DataFrame) -> DataFrame:
     )
 
 
+#: the kinds :func:`replica_offsets` reads (compress them alone for it: a
+#: series is one kind, so the other kinds' rows change nothing in its runs)
+FETCH_KINDS = ("fetch_request", "fetch_response")
+
+
 def replica_offsets(compressed: DataFrame) -> DataFrame:
     """LEO and HWM change points per replica: a follower's fetch offset is its
     LEO; the HWM in a fetch answer is the answering leader's HWM."""
