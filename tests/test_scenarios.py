@@ -24,6 +24,8 @@ import pytest
 import simulator
 from pipeline.cli import validation_lines
 from pipeline.run import RunOptions, read_table, run_job
+from simulator.spec import EXCERPT_STYLES
+from simulator.versions import ERA_VERSIONS, VERSIONS
 
 #: every named scenario of every era, and the rule scenarios (a zombie leader,
 #: the ISR-rule mutations)
@@ -81,6 +83,51 @@ def varied(count: int, draw: int) -> dict[str, tuple[int, dict[str, Any]]]:
             knobs["mutation_acks_all_under_min_isr"] = 0.5
         seed = 1000 + draw * 1000 + i
         out[f"varied-{seed}"] = (seed, knobs)
+    return out
+
+
+#: the four eras of the evidence sweep, taken in turn
+SWEEP_ERAS = ("kraft", "kraft-elr", "zk-epoch", "zk-hw")
+
+
+def evidence_sweep(count: int, draw: int) -> dict[str, tuple[int, dict[str, Any]]]:
+    """``random`` clusters with the evidence of issues 12 and 13 on: the four
+    eras in turn, consumers (a ListOffsets every 5 s half the time, reads from
+    a follower on 2.4+ a quarter of the time) and startup lines always, broker
+    restarts (clean and unclean) at 0.5-2 a minute, and drawn at random: the
+    era's template version (simulator/versions.py), describe snapshots every
+    10 s (half the time), and a pasted-excerpt rendering beside every log
+    (half the time, in a random style). Drawn from a fixed seed: the same
+    clusters every run. Seeds 3000 + ``draw`` * 1000 + i, drawn by no other
+    test."""
+    rng = random.Random(f"epochtrail-sweep-{draw}")
+    out = {}
+    for i in range(count):
+        era = SWEEP_ERAS[i % len(SWEEP_ERAS)]
+        version = rng.choice(ERA_VERSIONS[era])
+        knobs: dict[str, Any] = {
+            "era": era,
+            "version": version,
+            "brokers": rng.randint(1, 5),
+            "topics": rng.randint(1, 2),
+            "partitions": rng.randint(1, 3),
+            "duration": rng.choice([60, 120, 180]),
+            "produce_rate": rng.choice([0.5, 2.0, 4.0]),
+            "fault_rate": rng.choice([0.0, 1.0, 2.0, 4.0]),
+            "restart_rate": rng.choice([0.5, 1.0, 2.0]),
+            "consumers": True,
+            "startup_lines": True,
+        }
+        if rng.random() < 0.5:
+            knobs["list_offsets_ms"] = 5000
+        if VERSIONS[version].at_least("2.4") and rng.random() < 0.25:
+            knobs["consumer_from_follower"] = True
+        if rng.random() < 0.5:
+            knobs["describe_every_ms"] = 10000
+        if rng.random() < 0.5:
+            knobs["excerpts"] = rng.choice(EXCERPT_STYLES)
+        seed = 3000 + draw * 1000 + i
+        out[f"sweep-{seed}"] = (seed, knobs)
     return out
 
 
