@@ -52,11 +52,14 @@ from replay.types import (
     Event,
     FetchAnswer,
     FollowerFetch,
+    BrokerConfig,
+    FetcherHalt,
     IsrUpdated,
     LeaderAndIsr,
     LogLoaded,
     LogRecovered,
     LogTruncated,
+    OffsetReset,
     PartitionChangeRecord,
     PartitionRecord,
     ProduceAck,
@@ -67,6 +70,23 @@ from replay.types import (
 #: a broker's own lines as it starts: they precede its registration
 STARTUP_LINES = (BrokerRestart, LogRecovered, RecoveryTruncation, LogLoaded)
 _STARTUP_TYPES = frozenset(STARTUP_LINES)
+#: a broker's log lines, which a ticket may also hold pasted without their
+#: timestamps (issue 13's excerpts)
+_LOG_LINE_TYPES = frozenset(
+    {
+        BecomeLeader,
+        BecomeFollower,
+        LogTruncated,
+        IsrUpdated,
+        BrokerRestart,
+        LogRecovered,
+        RecoveryTruncation,
+        LogLoaded,
+        BrokerConfig,
+        FetcherHalt,
+        OffsetReset,
+    }
+)
 #: the controller's clock (metadata records, ZooKeeper decisions)
 CONTROLLER = "controller"
 #: events a leader's request log shows it doing as the partition's leader
@@ -126,7 +146,8 @@ class Ordered:
     events: tuple[Event, ...]
     #: observations whose place among metadata records only a skewed clock gives
     clock_placed: int
-    #: metadata records dropped as copies of one already seen
+    #: metadata records dropped as copies of one already seen, and pasted log
+    #: lines (no time) dropped as copies of a timed line of the same broker
     duplicates: int
     #: one per event of ``events``
     placements: tuple[Placement, ...] = ()
@@ -205,6 +226,29 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
             seen.add(identity)
         kept.append(event)
     duplicates = len(metadata) - len(kept)
+
+    # A broker's line pasted without its timestamp (an excerpt beside the log
+    # it came from) says what its timed copy says, and the copy says when: an
+    # untimed line whose event equals a timed one of the same broker is that
+    # line. Left alone it would be judged at the end (no clock), where a
+    # truncation long past reads as a truncation below the final HWM.
+    timed_lines = {
+        (e.origin.observer, type(e), _payload(e))
+        for e in observed
+        if e.origin.time is not None and type(e) in _LOG_LINE_TYPES
+    }
+    if timed_lines:
+        pasted = [
+            e
+            for e in observed
+            if e.origin.time is None
+            and type(e) in _LOG_LINE_TYPES
+            and (e.origin.observer, type(e), _payload(e)) in timed_lines
+        ]
+        if pasted:
+            copies = {id(e) for e in pasted}
+            observed = [e for e in observed if id(e) not in copies]
+            duplicates += len(pasted)
 
     # Where each leader epoch was created, and the controller's clock per record.
     created_at: dict[int, int] = {}
