@@ -46,14 +46,14 @@ from replay.types import (
     NO_LEADER_CHANGE,
     BecomeFollower,
     BecomeLeader,
+    BrokerConfig,
     BrokerRegistration,
     BrokerRestart,
     EpochAnswer,
     Event,
     FetchAnswer,
-    FollowerFetch,
-    BrokerConfig,
     FetcherHalt,
+    FollowerFetch,
     IsrUpdated,
     LeaderAndIsr,
     LogLoaded,
@@ -164,7 +164,9 @@ def _ts(value: datetime | None) -> float | None:
 def _controller_order(event: Event) -> tuple[object, ...]:
     """KRaft: the metadata log's offsets. ZooKeeper era: a partition's leader
     epoch and zkVersion / partition epoch only grow, so they order the
-    controller's decisions; the clock breaks what they leave tied."""
+    controller's decisions; the clock breaks what they leave tied, a timed
+    copy of a decision before an untimed one (a pasted excerpt of the
+    controller's log): the copy kept is the one that says when."""
     origin = event.origin
     if isinstance(event, LeaderAndIsr):
         version = event.partition_epoch if event.partition_epoch is not None else -1
@@ -172,6 +174,7 @@ def _controller_order(event: Event) -> tuple[object, ...]:
             1,
             event.leader_epoch,
             version,
+            origin.time is None,
             _ts(origin.time) or 0.0,
             origin.source.source_file,
             origin.seq,
@@ -181,6 +184,7 @@ def _controller_order(event: Event) -> tuple[object, ...]:
         0 if offset is not None else 2,
         offset or 0,
         0,
+        False,
         0.0,
         origin.source.source_file,
         origin.seq,

@@ -321,3 +321,21 @@ def test_a_pasted_copy_of_a_timed_line_is_that_line_not_a_late_truncation() -> N
         (f.kind, f.key, f.leader_epoch, f.replica, f.offset_start, f.offset_end, f.qualifier)
         for f in other.findings
     ] == [(FindingKind.TRUNCATION_BELOW_HWM, KEY, 0, 2, 30, 300, Scope.LOCAL)]
+
+
+def test_of_a_zookeeper_decision_and_its_pasted_copy_the_timed_one_is_kept() -> None:
+    """The controller's decision twice: pasted without its timestamp (listed
+    first) and in its timed log. The copy kept is the timed one, so the
+    decision keeps its clock."""
+    from replay.types import LeaderAndIsr
+
+    pasted = Origin(Source("controller/state-change-excerpt.txt", 1), None, None, None, 10)
+    timed = Origin(Source("controller/state-change.log", 1), T0, None, None, 10)
+    ordered = order_events(
+        [
+            LeaderAndIsr(pasted, 1, 0, (1, 2), 0, None, 1),
+            LeaderAndIsr(timed, 1, 0, (1, 2), 0, None, 1),
+        ]
+    )
+    assert ordered.duplicates == 1
+    assert [e.origin for e in ordered.events] == [timed]
