@@ -357,6 +357,279 @@ KNOWN_DISAGREEMENTS: dict[str, list[str]] = {
 }
 
 
+#: The slow sweep's (``evidence_sweep(200, 0)``) disagreements, measured
+#: after the fixes it led to (the request log is not pasted as an excerpt; a
+#: ZooKeeper-era leader's own ISR write; a pasted copy of a timed line is that
+#: line; a ZooKeeper decision keeps its timed copy): 42 of 200 clusters. Each
+#: is tagged with what it is, and none is resolved:
+#:
+#: * skew-order: the partition's verdict is unknown because a finding appears
+#:   in one order of two lines on different brokers' clocks within the 2 s
+#:   skew allowance (DESIGN.md "Ordering": not stated as fact); the simulated
+#:   brokers share one clock, so the truth knows the order. Mostly consumers
+#:   reading from a follower (its HW exposure on its own clock beside its
+#:   fetches on the leader's). The evidence as DESIGN reads it does not
+#:   decide; the truth names no such gap (it would have to replay every order).
+#: * order-budget: unknown because not every order the allowance leaves open
+#:   was tried (replay/order.py MAX_JUMP, FOLD_BUDGET): the replay's limit.
+#: * missing-truncation_below_hwm-local (zk-hw 0.10): a broker back from a
+#:   restart truncates to its checkpointed HW below the HWM; the truth counts a
+#:   0.10 consumer's fetch offsets (which its answers put below the HWM) as a
+#:   visible mark (simulator/consumers.py ``fetch_mark``), the replay reads no
+#:   HWM from a fetch line without an answer (sweep-3019 of a 20-seed trial:
+#:   consumer positions at 793, "log end offset 793", "Truncating log ... to
+#:   offset 779."). The reader's or the truth's to settle.
+#: * extra-...-unknown with missing-...-local: as SWEEP_KNOWN in
+#:   tests/test_evidence_scenarios.py, the replay cannot tell whether an epoch
+#:   whose start is in no artefact rewrote the offsets; the truth knows.
+#: * the single ones (unclean elections extra or missing in sweep-3052, 3115,
+#:   3145; the loss in 3022 after a ZooKeeper epoch missing from the
+#:   controller's evidence; 3099's global truncation; 3166, 3171's unknown
+#:   verdicts) are not analysed yet.
+SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
+    # order-budget, skew-order
+    "sweep-3000": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+    ],
+    # order-budget
+    "sweep-3001": [
+        "verdict topic-0-0: truth valid, replay unknown",
+    ],
+    # skew-order
+    "sweep-3004": [
+        "verdict topic-0-0: truth valid, replay unknown",
+    ],
+    # skew-order
+    "sweep-3009": [
+        "verdict topic-0-1: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3011": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 3, 802, 808, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 3, 1, 1089, 1133, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 3, 2, 1055, 1271, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 1, 1, 1, 421, 433, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 2, 2, 1, 686, 697, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 2, 3, 2, 929, 1161, None, 'local', None)",
+    ],
+    # extra-committed_data_loss, extra-hwm_regression; unknown: leader epochs 4..4
+    # are missing from the ZooKeeper controller's evidence
+    "sweep-3022": [
+        "extra ('hwm_regression', 'topic-1', 0, 6, 2, 1429, 2373, None, None, None)",
+        "extra ('committed_data_loss', 'topic-1', 0, 6, None, 1404, 2373, 969, None, None)",
+        "extra ('hwm_regression', 'topic-0', 1, 6, 2, 1254, 2227, None, None, None)",
+        "extra ('committed_data_loss', 'topic-0', 1, 6, None, 1248, 2227, 979, None, None)",
+        "verdict topic-0-2: truth valid, replay unknown",
+        "verdict topic-1-1: truth valid, replay unknown",
+    ],
+    # order-budget, skew-order
+    "sweep-3024": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+        "verdict topic-0-2: truth valid, replay unknown",
+    ],
+    # skew-order
+    "sweep-3028": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+        "verdict topic-1-0: truth valid, replay unknown",
+        "verdict topic-1-1: truth valid, replay unknown",
+    ],
+    # extra-truncation_below_hwm-unknown, missing-truncation_below_hwm-local
+    "sweep-3031": [
+        "extra ('truncation_below_hwm', 'topic-1', 0, 1, 3, 86, 96, None, 'unknown', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 0, 1, 3, 86, 113, None, 'local', None)",
+    ],
+    # order-budget
+    "sweep-3034": [
+        "verdict topic-0-2: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3035": [
+        "missing ('truncation_below_hwm', 'topic-1', 0, 5, 1, 1667, 1679, None, 'local', None)",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3039": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 1, 3, 454, 477, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 2, 770, 897, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 3, 865, 897, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 0, 2, 1, 1354, 1374, None, 'local', None)",
+    ],
+    # skew-order
+    "sweep-3041": [
+        "verdict topic-0-1: truth valid, replay unknown",
+    ],
+    # skew-order
+    "sweep-3046": [
+        "verdict topic-0-0: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3051": [
+        "missing ('truncation_below_hwm', 'topic-1', 0, 1, 1, 1100, 1109, None, 'local', None)",
+    ],
+    # extra-unclean_election, missing-unclean_election
+    "sweep-3052": [
+        "extra ('unclean_election', 'topic-1', 0, 6, 1, None, 804, None, None, None)",
+        "missing ('unclean_election', 'topic-1', 0, 6, 1, None, None, 0, None, None)",
+    ],
+    # extra-truncation_below_hwm-unknown, missing-truncation_below_hwm-local
+    "sweep-3055": [
+        "extra ('truncation_below_hwm', 'topic-1', 2, 1, 1, 71, 78, None, 'unknown', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 2, 1, 1, 71, 84, None, 'local', None)",
+    ],
+    # order-budget, skew-order
+    "sweep-3057": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-2: truth valid, replay unknown",
+        "verdict topic-1-1: truth valid, replay unknown",
+        "verdict topic-1-2: truth valid, replay unknown",
+    ],
+    # order-budget
+    "sweep-3062": [
+        "verdict topic-0-0: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3063": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 2, 3622, 4086, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 0, 2, 3, 3987, 4004, None, 'local', None)",
+    ],
+    # skew-order
+    "sweep-3065": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+        "verdict topic-0-2: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local, skew-order
+    "sweep-3071": [
+        "missing ('truncation_below_hwm', 'topic-0', 1, 1, 4, 218, 233, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 0, 1, 4, 234, 252, None, 'local', None)",
+        "verdict topic-0-1: truth invalid, replay unknown",
+        "verdict topic-1-0: truth invalid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3095": [
+        "missing ('truncation_below_hwm', 'topic-0', 1, 2, 4, 1251, 1271, None, 'local', None)",
+    ],
+    # skew-order
+    "sweep-3098": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+        "verdict topic-1-0: truth valid, replay unknown",
+        "verdict topic-1-1: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-global
+    "sweep-3099": [
+        "missing ('truncation_below_hwm', 'topic-0', 1, 4, 1, 237, 259, 22, 'global', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 2, 4, 1, 274, 291, 17, 'global', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 2, 4, 3, 274, 291, 17, 'global', None)",
+    ],
+    # missing-truncation_below_hwm-local, verdict-invalid-valid
+    "sweep-3107": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 3, 81, 90, None, 'local', None)",
+        "verdict topic-0-0: truth invalid, replay valid",
+    ],
+    # extra-truncation_below_hwm-unknown, missing-truncation_below_hwm-local
+    "sweep-3113": [
+        "extra ('truncation_below_hwm', 'topic-0', 0, 4, 1, 123, 168, None, 'unknown', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 4, 1, 123, 159, None, 'local', None)",
+    ],
+    # extra-unclean_election
+    "sweep-3115": [
+        "extra ('unclean_election', 'topic-0', 1, 1, 1, None, 202, None, None, None)",
+    ],
+    # missing-truncation_below_hwm-local, verdict-invalid-valid
+    "sweep-3123": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 1, 1, 0, 63, None, 'local', None)",
+        "verdict topic-0-0: truth invalid, replay valid",
+    ],
+    # extra-truncation_below_hwm-unknown, missing-truncation_below_hwm-local
+    "sweep-3130": [
+        "extra ('truncation_below_hwm', 'topic-0', 1, 4, 2, 0, 64, None, 'unknown', None)",
+        "extra ('truncation_below_hwm', 'topic-1', 0, 4, 2, 0, 46, None, 'unknown', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 1, 4, 2, 0, 51, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 0, 4, 2, 0, 32, None, 'local', None)",
+    ],
+    # skew-order
+    "sweep-3133": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local, missing-unclean_election
+    "sweep-3145": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 3, 1, 0, 136, None, 'local', None)",
+        "missing ('unclean_election', 'topic-0', 0, 3, 2, None, None, 0, None, None)",
+        "missing ('unclean_election', 'topic-1', 0, 2, 2, None, None, 0, None, None)",
+    ],
+    # extra-truncation_below_hwm-unknown, missing-truncation_below_hwm-local
+    "sweep-3147": [
+        "extra ('truncation_below_hwm', 'topic-0', 0, 1, 3, 48, 57, None, 'unknown', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 1, 3, 48, 71, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 3, 1, 161, 304, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 3, 2, 323, 334, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 1, 2, 4, 154, 262, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 1, 4, 4, 154, 375, None, 'local', None)",
+    ],
+    # skew-order
+    "sweep-3149": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+        "verdict topic-0-2: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local, skew-order
+    "sweep-3151": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 1, 3, 417, 427, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 2, 707, 724, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 0, 1, 3, 359, 364, None, 'local', None)",
+        "verdict topic-0-0: truth invalid, replay unknown",
+        "verdict topic-1-0: truth invalid, replay unknown",
+    ],
+    # unknown: no request log from broker 2, leader in epoch(s) 1: the HWM it exposed is not in
+    "sweep-3166": [
+        "verdict topic-0-0: truth valid, replay unknown",
+    ],
+    # order-budget, skew-order
+    "sweep-3168": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+        "verdict topic-0-2: truth valid, replay unknown",
+        "verdict topic-1-0: truth valid, replay unknown",
+        "verdict topic-1-2: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local; unknown: leader 2 of epoch 2 was last
+    # seen holding up to offset 361, below the committed mark
+    "sweep-3171": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 3, 463, 481, None, 'local', None)",
+        "verdict topic-0-0: truth invalid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3175": [
+        "missing ('truncation_below_hwm', 'topic-0', 1, 1, 1, 605, 634, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 0, 1, 1, 604, 627, None, 'local', None)",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3191": [
+        "missing ('truncation_below_hwm', 'topic-0', 2, 1, 1, 985, 1000, None, 'local', None)",
+    ],
+    # skew-order
+    "sweep-3196": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3199": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 1, 3, 269, 276, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 3, 869, 960, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 1, 2, 4, 244, 263, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 1, 3, 3, 1025, 1122, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 1, 4, 4, 2330, 2349, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 2, 2, 4, 231, 236, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 2, 4, 5, 2110, 2119, None, 'local', None)",
+    ],
+}
+KNOWN_DISAGREEMENTS.update(SWEEP_DISAGREEMENTS)
+
+
 #: Excused comparisons allowed over the random clusters of each run, by
 #: reason: what the runs measured when the caps were set (named scenarios
 #: allow none). A new excuse, or more of one, fails the test.
@@ -369,9 +642,15 @@ CAPS_CI: dict[str, int] = {
     EXTRA_NOTED: 2,
     VERDICT_NOTED: 6,
 }
-#: Not yet measured on the slow sample: its first run prints the counts (and
-#: fails on any); set them here from that output.
-CAPS_SLOW: dict[str, int] = {}
+#: Measured on the slow sample (200 seeds of ``evidence_sweep``), 109 of the
+#: comparisons in 200 clusters:
+CAPS_SLOW: dict[str, int] = {
+    READ_MORE: 8,
+    QUALIFIER_UNKNOWN: 82,
+    PARTITION_UNKNOWN: 2,
+    NO_ARTEFACT: 6,
+    VERDICT_NOTED: 11,
+}
 
 
 def check_fleet(
