@@ -210,7 +210,21 @@ def _partition_view(r: dict[str, Any]) -> Event:
     )
 
 
-CONVERTERS: dict[str, Callable[[dict[str, Any]], Event]] = {
+def _isr_written(r: dict[str, Any]) -> Event | None:
+    """A leader's ``Shrinking`` / ``Expanding ISR`` line (formats-addendum.md
+    9.4). Before 2.7 the leader writes its ISR to ZooKeeper itself, and before
+    2.4 this line is the only INFO trace of that write (the "ISR updated"
+    confirmation is at TRACE): it is the ISR the next election starts from
+    (replay/transitions.py ``_isr_updated``). ``Expanding`` is printed on the
+    ZooKeeper path only (0.8.2-2.7); a ``Shrinking`` line with the leader's
+    HWM (2.2+) is, from 2.7 and in KRaft, a proposal the controller may
+    refuse: not bridged (2.4-2.7 confirm their writes with "ISR updated")."""
+    if r["kind"] == "isr_shrink" and r.get("hwm") is not None:
+        return None
+    return IsrUpdated(_origin(r), r["replica"], _ints(r["isr"]) or ())
+
+
+CONVERTERS: dict[str, Callable[[dict[str, Any]], Event | None]] = {
     "partition_record": _partition_record,
     "partition_change": _partition_change,
     "register_broker": lambda r: BrokerRegistration(
@@ -276,6 +290,8 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], Event]] = {
         r["partition_epoch"],
         r["under_min_isr"],
     ),
+    "isr_shrink": _isr_written,
+    "isr_expand": _isr_written,
     "alter_partition": lambda r: AlterPartition(
         _origin(r),
         r["replica"],
@@ -326,8 +342,6 @@ NOT_REPLAYED = frozenset(
         "epoch_query",
         # kept in silver for people and dashboards; the replay does not judge
         # with them yet
-        "isr_shrink",
-        "isr_expand",
         "hwm_regression_warning",
         "log_loaded",
         "recovering",
@@ -356,9 +370,12 @@ def to_events(rows: Iterable[dict[str, Any]]) -> tuple[list[Event], list[str]]:
             problems.append(f"{row['source_file']}:{row['line_no']}: unknown event kind {kind!r}")
             continue
         try:
-            events.append(convert(row))
+            event = convert(row)
         except (KeyError, TypeError, ValueError) as error:
             problems.append(f"{row['source_file']}:{row['line_no']}: {kind} unusable ({error})")
+            continue
+        if event is not None:  # None: a row its converter does not bridge, by rule
+            events.append(event)
     return events, problems
 
 

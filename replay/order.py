@@ -46,17 +46,20 @@ from replay.types import (
     NO_LEADER_CHANGE,
     BecomeFollower,
     BecomeLeader,
+    BrokerConfig,
     BrokerRegistration,
     BrokerRestart,
     EpochAnswer,
     Event,
     FetchAnswer,
+    FetcherHalt,
     FollowerFetch,
     IsrUpdated,
     LeaderAndIsr,
     LogLoaded,
     LogRecovered,
     LogTruncated,
+    OffsetReset,
     PartitionChangeRecord,
     PartitionRecord,
     ProduceAck,
@@ -66,6 +69,23 @@ from replay.types import (
 
 #: a broker's own lines as it starts: they precede its registration
 STARTUP_LINES = (BrokerRestart, LogRecovered, RecoveryTruncation, LogLoaded)
+#: a broker's log lines, which a ticket may also hold pasted without their
+#: timestamps (excerpts)
+_LOG_LINE_TYPES = frozenset(
+    {
+        BecomeLeader,
+        BecomeFollower,
+        LogTruncated,
+        IsrUpdated,
+        BrokerRestart,
+        LogRecovered,
+        RecoveryTruncation,
+        LogLoaded,
+        BrokerConfig,
+        FetcherHalt,
+        OffsetReset,
+    }
+)
 #: the controller's clock (metadata records, ZooKeeper decisions)
 CONTROLLER = "controller"
 #: events a leader's request log shows it doing as the partition's leader
@@ -125,7 +145,8 @@ class Ordered:
     events: tuple[Event, ...]
     #: observations whose place among metadata records only a skewed clock gives
     clock_placed: int
-    #: metadata records dropped as copies of one already seen
+    #: metadata records dropped as copies of one already seen, and pasted log
+    #: lines (no time) dropped as copies of a timed line of the same broker
     duplicates: int
     #: one per event of ``events``
     placements: tuple[Placement, ...] = ()
@@ -142,7 +163,9 @@ def _ts(value: datetime | None) -> float | None:
 def _controller_order(event: Event) -> tuple[object, ...]:
     """KRaft: the metadata log's offsets. ZooKeeper era: a partition's leader
     epoch and zkVersion / partition epoch only grow, so they order the
-    controller's decisions; the clock breaks what they leave tied."""
+    controller's decisions; the clock breaks what they leave tied, a timed
+    copy of a decision before an untimed one (a pasted excerpt of the
+    controller's log): the copy kept is the one that says when."""
     origin = event.origin
     if isinstance(event, LeaderAndIsr):
         version = event.partition_epoch if event.partition_epoch is not None else -1
@@ -150,6 +173,7 @@ def _controller_order(event: Event) -> tuple[object, ...]:
             1,
             event.leader_epoch,
             version,
+            origin.time is None,
             _ts(origin.time) or 0.0,
             origin.source.source_file,
             origin.seq,
@@ -159,6 +183,7 @@ def _controller_order(event: Event) -> tuple[object, ...]:
         0 if offset is not None else 2,
         offset or 0,
         0,
+        False,
         0.0,
         origin.source.source_file,
         origin.seq,
@@ -204,6 +229,29 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
             seen.add(identity)
         kept.append(event)
     duplicates = len(metadata) - len(kept)
+
+    # A broker's line pasted without its timestamp (an excerpt beside the log
+    # it came from) says what its timed copy says, and the copy says when: an
+    # untimed line whose event equals a timed one of the same broker is that
+    # line. Left alone it would be judged at the end (no clock), where a
+    # truncation long past reads as a truncation below the final HWM.
+    timed_lines = {
+        (e.origin.observer, type(e), _payload(e))
+        for e in observed
+        if e.origin.time is not None and type(e) in _LOG_LINE_TYPES
+    }
+    if timed_lines:
+        pasted = [
+            e
+            for e in observed
+            if e.origin.time is None
+            and type(e) in _LOG_LINE_TYPES
+            and (e.origin.observer, type(e), _payload(e)) in timed_lines
+        ]
+        if pasted:
+            copies = {id(e) for e in pasted}
+            observed = [e for e in observed if id(e) not in copies]
+            duplicates += len(pasted)
 
     # Where each leader epoch was created, and the controller's clock per record.
     created_at: dict[int, int] = {}

@@ -495,10 +495,22 @@ def _min_isr_config(history: History, event: MinIsrConfig) -> History:
     return replace(history, min_isr=rest + (setting,))
 
 
+def _zk_written(history: History) -> bool:
+    """The partition's leaders and ISR come from a ZooKeeper controller's
+    decisions, not from a metadata log: between two decisions the leader
+    writes its ISR changes to ZooKeeper itself (formats-addendum.md 9.4), so
+    its ISR line is the partition's state the next election starts from."""
+    return "zk_controller" in history.evidence_kinds and "metadata" not in history.evidence_kinds
+
+
 def _isr_updated(history: History, event: IsrUpdated) -> History:
     """The leader's ISR confirmation (kafka-formats.md 5.3): an expansion when
     it names a replica the controller's ISR did not hold yet, and from 3.6 the
-    (under-min-isr) marker."""
+    (under-min-isr) marker. In the ZooKeeper eras it is also the ISR the
+    leader wrote to ZooKeeper (``_zk_written``; before 2.4 the only INFO line
+    of that write is the leader's ``Shrinking`` / ``Expanding ISR``, which
+    pipeline/bridge.py brings here too): the previous ISR of the next
+    election, and the ISR the min ISR rule counts."""
     current = history.current_epoch
     if current is None or current.leader != event.broker:
         return history
@@ -512,6 +524,14 @@ def _isr_updated(history: History, event: IsrUpdated) -> History:
         event.partition_epoch,
         event.origin,
     )
+    if registration is not None and event.isr != before and _zk_written(history):
+        history = _isr_recorded(
+            history, current.leader_epoch, event.broker, event.isr, event.origin
+        )
+        view = history.current_epoch
+        assert view is not None
+        history = history.with_epoch(replace(view, isr=event.isr))
+        history = replace(history, registration=replace(registration, isr=event.isr))
     if event.under_min_isr is None:
         return history
     marks = tuple(m for m in history.under_min_marks if m[0] != event.broker)

@@ -61,19 +61,28 @@ def excerpt_line(style: str, message: str, logger: str) -> str:
     return f"{logger}: {message}"
 
 
+#: the log families a ticket pastes excerpts of (issue 13, part 2; DESIGN.md
+#: "Inputs"): the broker and controller logs, whose lines carry their own
+#: order. The request log is read by its timestamps: a line of it pasted
+#: without one is quarantined (pipeline/ingest/request_log.py), so the
+#: simulator writes no excerpt of it, and writes it whole even with ``only``.
+EXCERPT_FAMILIES = frozenset({"server", "state_change", "controller"})
+
+
 class Log4j:
     """One log4j file, ``[%d] %p %m (%c)%n``, and its pasted excerpt
-    (``<name>-excerpt.txt`` beside it) when ``output`` asks for one."""
+    (``<name>-excerpt.txt`` beside it) when ``output`` asks for one and the
+    family is one of ``EXCERPT_FAMILIES``."""
 
     def __init__(self, path: Path, family: str = "server", output: Output = DEFAULT_OUTPUT) -> None:
         self._fh: TextIO | None = None
         self._excerpt: TextIO | None = None
-        self._style = output.excerpt
+        self._style = output.excerpt if family in EXCERPT_FAMILIES else None
         if output.writes(family):
             path.parent.mkdir(parents=True, exist_ok=True)
-            if not (output.only and output.excerpt):
+            if not (output.only and self._style):
                 self._fh = path.open("w", encoding="utf-8", buffering=1 << 16)
-            if output.excerpt:
+            if self._style:
                 excerpt = path.with_name(f"{path.name.rsplit('.', 1)[0]}-excerpt.txt")
                 self._excerpt = excerpt.open("w", encoding="utf-8", buffering=1 << 16)
         self._stamp = _Stamp()

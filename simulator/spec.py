@@ -48,8 +48,10 @@ class Evidence:
     #: at the given times, all in one file
     describe_every_ms: int = 0
     describe_at: tuple[int, ...] = ()
-    #: a pasted-excerpt rendering of every log4j file (``indent``, ``quote``,
-    #: ``logger``), beside the log or, with ``excerpts_only``, instead of it
+    #: a pasted-excerpt rendering of every broker and controller log
+    #: (server, state-change, controller; ``indent``, ``quote``, ``logger``),
+    #: beside the log or, with ``excerpts_only``, instead of it; never of the
+    #: request log, which is read by its timestamps (sinks.EXCERPT_FAMILIES)
     excerpts: str | None = None
     excerpts_only: bool = False
     #: the artefact families written (``FAMILIES``); ``None``: all of them

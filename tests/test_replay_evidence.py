@@ -710,3 +710,24 @@ def test_every_declared_event_kind_is_replayed_or_kept_out_by_name() -> None:
 
     assert set(EVENT_KINDS) <= set(CONVERTERS) | NOT_REPLAYED
     assert not set(CONVERTERS) & NOT_REPLAYED
+
+
+def test_a_zookeeper_leaders_isr_write_is_bridged_and_a_proposal_is_not() -> None:
+    """``Expanding ISR`` (0.8.2-2.7, ZooKeeper path only) and ``Shrinking
+    ISR`` without the leader's HWM (0.8.2-2.1) are the leader's own ISR
+    write; a ``Shrinking`` line with its HWM (2.2+) is, from 2.7 and in KRaft,
+    a proposal: not bridged, and no gap either."""
+    from replay.types import IsrUpdated
+
+    events, problems = to_events(
+        [
+            row("isr_expand", replica=3, isr=[3, 2]),
+            row("isr_shrink", replica=3, isr=[3]),
+            row("isr_shrink", replica=3, isr=[3], hwm=120, leo=130),
+        ]
+    )
+    assert problems == []
+    assert events == [
+        IsrUpdated(events[0].origin, 3, (3, 2)),
+        IsrUpdated(events[1].origin, 3, (3,)),
+    ]

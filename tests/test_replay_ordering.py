@@ -287,3 +287,55 @@ def test_a_move_past_events_it_commutes_with_costs_two_folds_per_place() -> None
     assert (dependences, truncated) == ((), False)
     assert len(ordered.events) + 50 < folds <= len(ordered.events) + 2 * 50 + 2
     assert replay_partition(s.events, CTX).verdict == Verdict.VALID
+
+
+def _early_truncation(pasted: bool, paste_differs: bool = False) -> Story:
+    """Follower 2 truncates to 44 while the HWM is 40 (nothing committed
+    lost), then the HWM reaches 300. ``pasted``: the same line also pasted
+    without its timestamp (an excerpt of broker 2's server.log beside it);
+    ``paste_differs``: the pasted line says 30, a line the timed log lacks."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 50, epoch=0, last_fetched=0, hwm=40)
+    s._add(LogTruncated(s._origin(FOLLOWER_LOG, 2, False), 2, 44))
+    s.tick(5)
+    s.fetch(1, 2, 300, epoch=0, last_fetched=0, hwm=300)
+    s.fetch(1, 3, 300, epoch=0, last_fetched=0, hwm=300)
+    if pasted:
+        origin = Origin(Source("broker-2/server-excerpt.txt", 1), None, 2, None, 10)
+        s._add(LogTruncated(origin, 2, 30 if paste_differs else 44))
+    return s
+
+
+def test_a_pasted_copy_of_a_timed_line_is_that_line_not_a_late_truncation() -> None:
+    """An excerpt beside the log it came from: its untimed copy of broker 2's
+    truncation is the timed line, not a truncation at the end (below the HWM
+    300). A pasted line no timed line matches is still judged where its lack
+    of a clock puts it."""
+    assert replay_partition(_early_truncation(pasted=False).events, CTX).findings == ()
+    copied = order_events(_early_truncation(pasted=True).events)
+    assert copied.duplicates == 1
+    assert replay_partition(_early_truncation(pasted=True).events, CTX).findings == ()
+    other = replay_partition(_early_truncation(pasted=True, paste_differs=True).events, CTX)
+    assert [
+        (f.kind, f.key, f.leader_epoch, f.replica, f.offset_start, f.offset_end, f.qualifier)
+        for f in other.findings
+    ] == [(FindingKind.TRUNCATION_BELOW_HWM, KEY, 0, 2, 30, 300, Scope.LOCAL)]
+
+
+def test_of_a_zookeeper_decision_and_its_pasted_copy_the_timed_one_is_kept() -> None:
+    """The controller's decision twice: pasted without its timestamp (listed
+    first) and in its timed log. The copy kept is the timed one, so the
+    decision keeps its clock."""
+    from replay.types import LeaderAndIsr
+
+    pasted = Origin(Source("controller/state-change-excerpt.txt", 1), None, None, None, 10)
+    timed = Origin(Source("controller/state-change.log", 1), T0, None, None, 10)
+    ordered = order_events(
+        [
+            LeaderAndIsr(pasted, 1, 0, (1, 2), 0, None, 1),
+            LeaderAndIsr(timed, 1, 0, (1, 2), 0, None, 1),
+        ]
+    )
+    assert ordered.duplicates == 1
+    assert [e.origin for e in ordered.events] == [timed]

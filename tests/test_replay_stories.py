@@ -473,3 +473,56 @@ def test_zookeeper_era_lineage_from_leader_and_isr_decisions() -> None:
         ("truncation_below_hwm", 1, 1, 120, 150, 30),
         ("unclean_election", 1, 2, 120, 150, 30),
     ]
+
+
+def _zk_isr_story(expansion_line: bool) -> Story:
+    """zk-hw (0.10.1): leader 1 of epoch 0 with ISR [1] by the controller's
+    decision; follower 2 catches up and leader 1 writes ISR [1, 2] to
+    ZooKeeper itself (its ``Expanding ISR`` line, the only INFO trace before
+    2.4, formats-addendum.md 9.4); 1 dies and the controller elects 2 from
+    the live ISR members, ISR [2]."""
+    from replay.types import IsrUpdated, LeaderAndIsr
+
+    s = Story()
+
+    def decide(leader: int, epoch: int, isr: tuple[int, ...], version: int) -> None:
+        origin = s._origin("controller/state-change.log", None, False)
+        s._add(LeaderAndIsr(origin, leader, epoch, isr, version, None, 1))
+
+    decide(1, 0, (1,), 0)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0)
+    s.tick()
+    s.fetch(1, 2, 150, epoch=0, last_fetched=0)
+    if expansion_line:
+        s._add(IsrUpdated(s._origin("broker-1/server.log", 1, False), 1, (1, 2)))
+    s.tick(10)
+    decide(2, 1, (2,), 1)
+    s.tick()
+    s.fetch(2, 1, 150, epoch=1, last_fetched=0)
+    return s
+
+
+def test_a_zookeeper_leaders_own_isr_write_is_the_next_elections_previous_isr() -> None:
+    """Before 2.7 a ZooKeeper-era leader writes its ISR changes itself: the
+    controller's next decision starts from the ISR the leader wrote, not from
+    its own last decision. 2 joined the ISR before 1 died: a clean election,
+    no finding. Without the leader's line the evidence shows 2 outside the
+    last ISR seen: unclean, as before."""
+    from replay.types import Profile
+
+    ctx = ReplayContext(KEY, profile=Profile.ZK_HW, request_log_observers=frozenset({1, 2}))
+    clean = replay_partition(_zk_isr_story(expansion_line=True).events, ctx)
+    assert [(v.leader_epoch, v.leader, v.election, v.isr) for v in clean.lineage] == [
+        (0, 1, ElectionKind.INITIAL, (1, 2)),
+        (1, 2, ElectionKind.CLEAN, (2,)),
+    ]
+    assert clean.findings == ()
+    unseen = replay_partition(_zk_isr_story(expansion_line=False).events, ctx)
+    assert [(v.leader_epoch, v.election) for v in unseen.lineage] == [
+        (0, ElectionKind.INITIAL),
+        (1, ElectionKind.UNCLEAN),
+    ]
+    assert sorted(
+        (f.kind.value, f.key, f.leader_epoch, f.replica, f.offset_start, f.offset_end)
+        for f in unseen.findings
+    ) == [("unclean_election", KEY, 1, 2, None, None)]

@@ -24,6 +24,8 @@ import pytest
 import simulator
 from pipeline.cli import validation_lines
 from pipeline.run import RunOptions, read_table, run_job
+from simulator.spec import EXCERPT_STYLES
+from simulator.versions import ERA_VERSIONS, VERSIONS
 
 #: every named scenario of every era, and the rule scenarios (a zombie leader,
 #: the ISR-rule mutations)
@@ -81,6 +83,51 @@ def varied(count: int, draw: int) -> dict[str, tuple[int, dict[str, Any]]]:
             knobs["mutation_acks_all_under_min_isr"] = 0.5
         seed = 1000 + draw * 1000 + i
         out[f"varied-{seed}"] = (seed, knobs)
+    return out
+
+
+#: the four eras of the evidence sweep, taken in turn
+SWEEP_ERAS = ("kraft", "kraft-elr", "zk-epoch", "zk-hw")
+
+
+def evidence_sweep(count: int, draw: int) -> dict[str, tuple[int, dict[str, Any]]]:
+    """``random`` clusters with the evidence of issues 12 and 13 on: the four
+    eras in turn, consumers (a ListOffsets every 5 s half the time, reads from
+    a follower on 2.4+ a quarter of the time) and startup lines always, broker
+    restarts (clean and unclean) at 0.5-2 a minute, and drawn at random: the
+    era's template version (simulator/versions.py), describe snapshots every
+    10 s (half the time), and a pasted-excerpt rendering beside every log
+    (half the time, in a random style). Drawn from a fixed seed: the same
+    clusters every run. Seeds 3000 + ``draw`` * 1000 + i, drawn by no other
+    test."""
+    rng = random.Random(f"epochtrail-sweep-{draw}")
+    out = {}
+    for i in range(count):
+        era = SWEEP_ERAS[i % len(SWEEP_ERAS)]
+        version = rng.choice(ERA_VERSIONS[era])
+        knobs: dict[str, Any] = {
+            "era": era,
+            "version": version,
+            "brokers": rng.randint(1, 5),
+            "topics": rng.randint(1, 2),
+            "partitions": rng.randint(1, 3),
+            "duration": rng.choice([60, 120]),
+            "produce_rate": rng.choice([0.5, 2.0, 4.0]),
+            "fault_rate": rng.choice([0.0, 1.0, 2.0, 4.0]),
+            "restart_rate": rng.choice([0.5, 1.0, 2.0]),
+            "consumers": True,
+            "startup_lines": True,
+        }
+        if rng.random() < 0.5:
+            knobs["list_offsets_ms"] = 5000
+        if VERSIONS[version].at_least("2.4") and rng.random() < 0.25:
+            knobs["consumer_from_follower"] = True
+        if rng.random() < 0.5:
+            knobs["describe_every_ms"] = 10000
+        if rng.random() < 0.5:
+            knobs["excerpts"] = rng.choice(EXCERPT_STYLES)
+        seed = 3000 + draw * 1000 + i
+        out[f"sweep-{seed}"] = (seed, knobs)
     return out
 
 
@@ -310,6 +357,279 @@ KNOWN_DISAGREEMENTS: dict[str, list[str]] = {
 }
 
 
+#: The slow sweep's (``evidence_sweep(200, 0)``) disagreements, measured
+#: after the fixes it led to (the request log is not pasted as an excerpt; a
+#: ZooKeeper-era leader's own ISR write; a pasted copy of a timed line is that
+#: line; a ZooKeeper decision keeps its timed copy): 42 of 200 clusters. Each
+#: is tagged with what it is, and none is resolved:
+#:
+#: * skew-order: the partition's verdict is unknown because a finding appears
+#:   in one order of two lines on different brokers' clocks within the 2 s
+#:   skew allowance (DESIGN.md "Ordering": not stated as fact); the simulated
+#:   brokers share one clock, so the truth knows the order. Mostly consumers
+#:   reading from a follower (its HW exposure on its own clock beside its
+#:   fetches on the leader's). The evidence as DESIGN reads it does not
+#:   decide; the truth names no such gap (it would have to replay every order).
+#: * order-budget: unknown because not every order the allowance leaves open
+#:   was tried (replay/order.py MAX_JUMP, FOLD_BUDGET): the replay's limit.
+#: * missing-truncation_below_hwm-local (zk-hw 0.10): a broker back from a
+#:   restart truncates to its checkpointed HW below the HWM; the truth counts a
+#:   0.10 consumer's fetch offsets (which its answers put below the HWM) as a
+#:   visible mark (simulator/consumers.py ``fetch_mark``), the replay reads no
+#:   HWM from a fetch line without an answer (sweep-3019 of a 20-seed trial:
+#:   consumer positions at 793, "log end offset 793", "Truncating log ... to
+#:   offset 779."). The reader's or the truth's to settle.
+#: * extra-...-unknown with missing-...-local: as SWEEP_KNOWN in
+#:   tests/test_evidence_scenarios.py, the replay cannot tell whether an epoch
+#:   whose start is in no artefact rewrote the offsets; the truth knows.
+#: * the single ones (unclean elections extra or missing in sweep-3052, 3115,
+#:   3145; the loss in 3022 after a ZooKeeper epoch missing from the
+#:   controller's evidence; 3099's global truncation; 3166, 3171's unknown
+#:   verdicts) are not analysed yet.
+SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
+    # order-budget, skew-order
+    "sweep-3000": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+    ],
+    # order-budget
+    "sweep-3001": [
+        "verdict topic-0-0: truth valid, replay unknown",
+    ],
+    # skew-order
+    "sweep-3004": [
+        "verdict topic-0-0: truth valid, replay unknown",
+    ],
+    # skew-order
+    "sweep-3009": [
+        "verdict topic-0-1: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3011": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 3, 802, 808, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 3, 1, 1089, 1133, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 3, 2, 1055, 1271, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 1, 1, 1, 421, 433, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 2, 2, 1, 686, 697, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 2, 3, 2, 929, 1161, None, 'local', None)",
+    ],
+    # extra-committed_data_loss, extra-hwm_regression; unknown: leader epochs 4..4
+    # are missing from the ZooKeeper controller's evidence
+    "sweep-3022": [
+        "extra ('hwm_regression', 'topic-1', 0, 6, 2, 1429, 2373, None, None, None)",
+        "extra ('committed_data_loss', 'topic-1', 0, 6, None, 1404, 2373, 969, None, None)",
+        "extra ('hwm_regression', 'topic-0', 1, 6, 2, 1254, 2227, None, None, None)",
+        "extra ('committed_data_loss', 'topic-0', 1, 6, None, 1248, 2227, 979, None, None)",
+        "verdict topic-0-2: truth valid, replay unknown",
+        "verdict topic-1-1: truth valid, replay unknown",
+    ],
+    # order-budget, skew-order
+    "sweep-3024": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+        "verdict topic-0-2: truth valid, replay unknown",
+    ],
+    # skew-order
+    "sweep-3028": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+        "verdict topic-1-0: truth valid, replay unknown",
+        "verdict topic-1-1: truth valid, replay unknown",
+    ],
+    # extra-truncation_below_hwm-unknown, missing-truncation_below_hwm-local
+    "sweep-3031": [
+        "extra ('truncation_below_hwm', 'topic-1', 0, 1, 3, 86, 96, None, 'unknown', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 0, 1, 3, 86, 113, None, 'local', None)",
+    ],
+    # order-budget
+    "sweep-3034": [
+        "verdict topic-0-2: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3035": [
+        "missing ('truncation_below_hwm', 'topic-1', 0, 5, 1, 1667, 1679, None, 'local', None)",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3039": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 1, 3, 454, 477, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 2, 770, 897, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 3, 865, 897, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 0, 2, 1, 1354, 1374, None, 'local', None)",
+    ],
+    # skew-order
+    "sweep-3041": [
+        "verdict topic-0-1: truth valid, replay unknown",
+    ],
+    # skew-order
+    "sweep-3046": [
+        "verdict topic-0-0: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3051": [
+        "missing ('truncation_below_hwm', 'topic-1', 0, 1, 1, 1100, 1109, None, 'local', None)",
+    ],
+    # extra-unclean_election, missing-unclean_election
+    "sweep-3052": [
+        "extra ('unclean_election', 'topic-1', 0, 6, 1, None, 804, None, None, None)",
+        "missing ('unclean_election', 'topic-1', 0, 6, 1, None, None, 0, None, None)",
+    ],
+    # extra-truncation_below_hwm-unknown, missing-truncation_below_hwm-local
+    "sweep-3055": [
+        "extra ('truncation_below_hwm', 'topic-1', 2, 1, 1, 71, 78, None, 'unknown', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 2, 1, 1, 71, 84, None, 'local', None)",
+    ],
+    # order-budget, skew-order
+    "sweep-3057": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-2: truth valid, replay unknown",
+        "verdict topic-1-1: truth valid, replay unknown",
+        "verdict topic-1-2: truth valid, replay unknown",
+    ],
+    # order-budget
+    "sweep-3062": [
+        "verdict topic-0-0: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3063": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 2, 3622, 4086, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 0, 2, 3, 3987, 4004, None, 'local', None)",
+    ],
+    # skew-order
+    "sweep-3065": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+        "verdict topic-0-2: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local, skew-order
+    "sweep-3071": [
+        "missing ('truncation_below_hwm', 'topic-0', 1, 1, 4, 218, 233, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 0, 1, 4, 234, 252, None, 'local', None)",
+        "verdict topic-0-1: truth invalid, replay unknown",
+        "verdict topic-1-0: truth invalid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3095": [
+        "missing ('truncation_below_hwm', 'topic-0', 1, 2, 4, 1251, 1271, None, 'local', None)",
+    ],
+    # skew-order
+    "sweep-3098": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+        "verdict topic-1-0: truth valid, replay unknown",
+        "verdict topic-1-1: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-global
+    "sweep-3099": [
+        "missing ('truncation_below_hwm', 'topic-0', 1, 4, 1, 237, 259, 22, 'global', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 2, 4, 1, 274, 291, 17, 'global', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 2, 4, 3, 274, 291, 17, 'global', None)",
+    ],
+    # missing-truncation_below_hwm-local, verdict-invalid-valid
+    "sweep-3107": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 3, 81, 90, None, 'local', None)",
+        "verdict topic-0-0: truth invalid, replay valid",
+    ],
+    # extra-truncation_below_hwm-unknown, missing-truncation_below_hwm-local
+    "sweep-3113": [
+        "extra ('truncation_below_hwm', 'topic-0', 0, 4, 1, 123, 168, None, 'unknown', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 4, 1, 123, 159, None, 'local', None)",
+    ],
+    # extra-unclean_election
+    "sweep-3115": [
+        "extra ('unclean_election', 'topic-0', 1, 1, 1, None, 202, None, None, None)",
+    ],
+    # missing-truncation_below_hwm-local, verdict-invalid-valid
+    "sweep-3123": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 1, 1, 0, 63, None, 'local', None)",
+        "verdict topic-0-0: truth invalid, replay valid",
+    ],
+    # extra-truncation_below_hwm-unknown, missing-truncation_below_hwm-local
+    "sweep-3130": [
+        "extra ('truncation_below_hwm', 'topic-0', 1, 4, 2, 0, 64, None, 'unknown', None)",
+        "extra ('truncation_below_hwm', 'topic-1', 0, 4, 2, 0, 46, None, 'unknown', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 1, 4, 2, 0, 51, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 0, 4, 2, 0, 32, None, 'local', None)",
+    ],
+    # skew-order
+    "sweep-3133": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local, missing-unclean_election
+    "sweep-3145": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 3, 1, 0, 136, None, 'local', None)",
+        "missing ('unclean_election', 'topic-0', 0, 3, 2, None, None, 0, None, None)",
+        "missing ('unclean_election', 'topic-1', 0, 2, 2, None, None, 0, None, None)",
+    ],
+    # extra-truncation_below_hwm-unknown, missing-truncation_below_hwm-local
+    "sweep-3147": [
+        "extra ('truncation_below_hwm', 'topic-0', 0, 1, 3, 48, 57, None, 'unknown', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 1, 3, 48, 71, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 3, 1, 161, 304, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 3, 2, 323, 334, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 1, 2, 4, 154, 262, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 1, 4, 4, 154, 375, None, 'local', None)",
+    ],
+    # skew-order
+    "sweep-3149": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+        "verdict topic-0-2: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local, skew-order
+    "sweep-3151": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 1, 3, 417, 427, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 2, 707, 724, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 0, 1, 3, 359, 364, None, 'local', None)",
+        "verdict topic-0-0: truth invalid, replay unknown",
+        "verdict topic-1-0: truth invalid, replay unknown",
+    ],
+    # unknown: no request log from broker 2, leader in epoch(s) 1: the HWM it exposed is not in
+    "sweep-3166": [
+        "verdict topic-0-0: truth valid, replay unknown",
+    ],
+    # order-budget, skew-order
+    "sweep-3168": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+        "verdict topic-0-2: truth valid, replay unknown",
+        "verdict topic-1-0: truth valid, replay unknown",
+        "verdict topic-1-2: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local; unknown: leader 2 of epoch 2 was last
+    # seen holding up to offset 361, below the committed mark
+    "sweep-3171": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 3, 463, 481, None, 'local', None)",
+        "verdict topic-0-0: truth invalid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3175": [
+        "missing ('truncation_below_hwm', 'topic-0', 1, 1, 1, 605, 634, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-1', 0, 1, 1, 604, 627, None, 'local', None)",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3191": [
+        "missing ('truncation_below_hwm', 'topic-0', 2, 1, 1, 985, 1000, None, 'local', None)",
+    ],
+    # skew-order
+    "sweep-3196": [
+        "verdict topic-0-0: truth valid, replay unknown",
+        "verdict topic-0-1: truth valid, replay unknown",
+    ],
+    # missing-truncation_below_hwm-local
+    "sweep-3199": [
+        "missing ('truncation_below_hwm', 'topic-0', 0, 1, 3, 269, 276, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 3, 869, 960, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 1, 2, 4, 244, 263, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 1, 3, 3, 1025, 1122, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 1, 4, 4, 2330, 2349, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 2, 2, 4, 231, 236, None, 'local', None)",
+        "missing ('truncation_below_hwm', 'topic-0', 2, 4, 5, 2110, 2119, None, 'local', None)",
+    ],
+}
+KNOWN_DISAGREEMENTS.update(SWEEP_DISAGREEMENTS)
+
+
 #: Excused comparisons allowed over the random clusters of each run, by
 #: reason: what the runs measured when the caps were set (named scenarios
 #: allow none). A new excuse, or more of one, fails the test.
@@ -322,9 +642,15 @@ CAPS_CI: dict[str, int] = {
     EXTRA_NOTED: 2,
     VERDICT_NOTED: 6,
 }
-#: Not yet measured on the slow sample: its first run prints the counts (and
-#: fails on any); set them here from that output.
-CAPS_SLOW: dict[str, int] = {}
+#: Measured on the slow sample (200 seeds of ``evidence_sweep``), 109 of the
+#: comparisons in 200 clusters:
+CAPS_SLOW: dict[str, int] = {
+    READ_MORE: 8,
+    QUALIFIER_UNKNOWN: 82,
+    PARTITION_UNKNOWN: 2,
+    NO_ARTEFACT: 6,
+    VERDICT_NOTED: 11,
+}
 
 
 def check_fleet(
@@ -338,6 +664,11 @@ def check_fleet(
         for c, r in result.items()
         if r.problems or (c in NAMED and r.details)
     }
+    known = {c: p for c, p in KNOWN_DISAGREEMENTS.items() if c in result}
+    with capsys.disabled():  # every difference from the pinned ones, in full
+        for cluster in sorted(set(disagreements) | set(known)):
+            if disagreements.get(cluster) != known.get(cluster):
+                print(f"disagreement {cluster}: {json.dumps(disagreements.get(cluster, []))}")
     assert disagreements == {c: p for c, p in KNOWN_DISAGREEMENTS.items() if c in result}
     excused = Counter[str]()
     for cluster, comparison in result.items():
@@ -367,19 +698,36 @@ def test_named_scenarios_and_random_seeds_match_their_truth(spark, tmp_path, cap
     assert len(result) == len(NAMED) + CI_SEEDS + CI_VARIED
 
 
+#: the slow sweep's sample (``evidence_sweep``): the default, unless the
+#: environment says otherwise (and then the output says so)
+SWEEP_SEEDS, SWEEP_SEEDS_TEXT = sample_size("EPOCHTRAIL_SWEEP_SEEDS", 200)
+
+
 @pytest.mark.slow
 @pytest.mark.spark
-def test_two_hundred_seeds_and_a_hundred_varied_clusters_match_their_truth(
+def test_two_hundred_seeds_over_four_eras_with_their_evidence_match_their_truth(
     spark, tmp_path, capsys
 ) -> None:  # type: ignore[no-untyped-def]
+    """Issues 12-14's sweep: random clusters of all four eras with consumer
+    traffic, startup lines and restarts on, and template versions, describe
+    snapshots and excerpts drawn at random (``evidence_sweep``), judged in one
+    fleet run. Needs a 4 GiB driver heap (``EPOCHTRAIL_DRIVER_MEMORY=4g``):
+    with the suite's 2 GiB the 200 clusters' event streams (durations up to
+    180 s) ran the driver out of heap in the replay's materialisation."""
+    heap = str(spark.sparkContext.getConf().get("spark.driver.memory", "1g")).lower()
+    mib = int(heap[:-1]) * (1024 if heap.endswith("g") else 1) if heap[-1] in "gm" else 0
+    assert mib >= 4096 or SWEEP_SEEDS < 200, f"run with EPOCHTRAIL_DRIVER_MEMORY=4g (heap {heap})"
     root = tmp_path / "fleet"
-    for seed in range(1, 201):
-        simulator.simulate("random", root / f"cluster=random-{seed}", seed=seed)
-    for name, (seed, knobs) in varied(100, 1).items():
+    sweep = evidence_sweep(SWEEP_SEEDS, 0)
+    for name, (seed, knobs) in sweep.items():
         simulator.simulate("random", root / f"cluster={name}", seed=seed, **knobs)
     result = judge_fleet(root, tmp_path / "out")
-    check_fleet(result, CAPS_SLOW, "200 random seeds, 100 varied clusters", capsys)
-    assert len(result) == 300
+    eras = Counter(knobs["era"] for _, knobs in sweep.values())
+    sample = f"{SWEEP_SEEDS_TEXT} random seeds over " + ", ".join(
+        f"{eras[e]} {e}" for e in SWEEP_ERAS
+    )
+    check_fleet(result, CAPS_SLOW, sample, capsys)
+    assert len(result) == SWEEP_SEEDS
 
 
 # -- the comparison itself: each excuse is counted, everything else fails ------

@@ -936,6 +936,9 @@ def test_excerpt_styles_and_excerpts_only(tmp_path: Path) -> None:
         assert full == [f"[2024-05-01 10:00:45,000] INFO {line} (state.change.logger)"]
         assert expected in log_lines(excerpt)
         assert len(log_lines(excerpt)) == len(log_lines(log))
+        # the request log is read by its timestamps: no excerpt of it
+        assert (out / "broker-2" / "kafka-request.log").is_file()
+        assert not list(out.rglob("kafka-request-excerpt.txt"))
     out = tmp_path / "only"
     simulator.simulate("kraft-unclean-ticket", out)
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == sorted(
