@@ -231,12 +231,14 @@ def _judge_and_publish(
 
     states = saved_state(spark, options.state) if options.state else None
     with timings.stage("reconstruct_replay"):
-        # One plan from the events to the replay: compress's window leaves
-        # the rows hash-partitioned and sorted by partition, which is what
-        # the replay's grouping needs. A materialised frame between them
-        # forgets that, and every event was shuffled and sorted a second time
-        # (at 1 GiB of busy input, half the replay job's JVM CPU).
-        streams = partition_streams(with_topic_key(ingested.events))
+        # Compression and replay in one plan: compress's window leaves the
+        # rows hash-partitioned and sorted by partition, which is what the
+        # replay's grouping needs. A materialised frame between them forgets
+        # that, and every event was shuffled and sorted a second time (at
+        # 1 GiB of busy input, half the replay job's JVM CPU). The cut
+        # (session.materialise) comes before compression instead, so that
+        # neither plan carries the streams' joins.
+        streams = materialise(partition_streams(with_topic_key(ingested.events)))
         bridged = materialise(replay_partitions(compress(streams), settings, states))
 
     out = options.out
@@ -338,6 +340,7 @@ def _judge_and_publish(
                 data_docs=options.data_docs,
             )
     release(bridged)
+    release(streams)
     quarantined = sum(f["lines_quarantined"] for f in files)
     partitions = sum(verdicts.values())
     code = exit_code_for(verdicts, len(finding_rows))
