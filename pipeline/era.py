@@ -291,10 +291,11 @@ def evidence_by_cluster(events: Any) -> dict[str, EraEvidence]:
     }
     elr_in_use = (kind == "partition_view") & ((F.size("elr") > 0) | (F.size("last_known_elr") > 0))
 
-    def mark(cond: Any, what: str, value: Any, key: Any = None, rank: Any = None) -> Any:
+    def mark(
+        cond: Column, what: str, value: Column, key: str | None = None, rank: Column | None = None
+    ) -> Column:
         """(what, group key, value, rank) when ``cond``; the group key is the
         value unless given (the Fetch version groups per cluster)."""
-        value = value if isinstance(value, Column) else F.lit(value)
         return F.when(
             cond,
             F.struct(
@@ -325,8 +326,8 @@ def evidence_by_cluster(events: Any) -> dict[str, EraEvidence]:
     )
     for label, cond in templates.items():
         what = "view" if "view" in label or "shell" in label or "describe" in label else "template"
-        marks.append(mark(cond, what, label))
-    marks.append(mark(elr_in_use, "elr", ""))
+        marks.append(mark(cond, what, F.lit(label)))
+    marks.append(mark(elr_in_use, "elr", F.lit("")))
     candidates = events.select(
         "cluster",
         where.alias("where"),

@@ -126,7 +126,8 @@ def exit_code_for(verdicts: dict[str, int], findings: int) -> int:
 
 def run_job(options: RunOptions) -> RunSummary:
     from pipeline.ingest import ingest
-    from pipeline.session import get_spark, input_bytes
+    from pipeline.ingest.sniff import input_bytes
+    from pipeline.session import get_spark
 
     check_paths(options.paths)
     started = datetime.now(UTC)

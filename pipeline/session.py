@@ -46,42 +46,14 @@ def java_major_version() -> int | None:
     return int(match.group(2) or 0) if major == 1 else major
 
 
-#: Below this much input (bytes on disk, compressed files counted inflated)
+#: Below this much input (``sniff.input_bytes``: compressed files counted inflated)
 #: a run ends before HotSpot's optimising compiler (C2) pays back what it
 #: costs to compile Spark's own code and the readers' generated classes, so
 #: the driver JVM stops at the quick compiler (C1). Measured JVM CPU
-#: (docs/performance.md): README demo 46 s -> 33 s of the whole run; the
+#: (docs/performance.md): the README demo's whole run 71.5 s -> 45.1 s; the
 #: busy 64 MB ingest 66.6 s -> 57.1 s; at 256 MB C2 wins (104.6 s against
 #: 116.0 s); the lines cross near 150 MB.
 QUICK_JIT_BELOW_BYTES = 128 * 1024 * 1024
-#: how much a compressed file's bytes are counted for (gzip'd logs inflate
-#: about eight-fold)
-COMPRESSED_WEIGHT = 8
-COMPRESSED_SUFFIXES = (".gz", ".tgz", ".bz2", ".xz", ".zst", ".lz4", ".zip", ".snappy")
-
-
-def input_bytes(paths: list[str]) -> int | None:
-    """Bytes the run will read from local ``paths`` (a folder: every file under
-    it), compressed files counted inflated; None when any path is remote
-    (its size is not cheap to know) or missing."""
-    total = 0
-    for path in paths:
-        if "://" in path and not path.startswith("file:"):
-            return None
-        root = Path(path.removeprefix("file://").removeprefix("file:"))
-        if root.is_file():
-            files = [root]
-        elif root.is_dir():
-            files = [p for p in root.rglob("*") if p.is_file()]
-        else:
-            return None
-        for f in files:
-            try:
-                size = f.stat().st_size
-            except OSError:
-                continue
-            total += size * COMPRESSED_WEIGHT if f.name.endswith(COMPRESSED_SUFFIXES) else size
-    return total
 
 
 def quick_jit(size: int | None) -> bool:
@@ -99,7 +71,7 @@ def get_spark(
     """Start (or reuse) the session. Workers run this same interpreter, so the
     pinned pandas/pyarrow serve the replay bridge.
 
-    ``input_size`` (bytes, ``input_bytes``) chooses the driver JVM's JIT
+    ``input_size`` (bytes, ``sniff.input_bytes``) chooses the driver JVM's JIT
     (``quick_jit``); it matters only when this call starts the JVM.
     ``EPOCHTRAIL_JAVA_OPTS`` adds driver JVM options (profiling)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

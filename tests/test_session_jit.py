@@ -1,4 +1,5 @@
-"""The driver JVM's JIT is chosen from the input's size (pipeline/session.py)."""
+"""The driver JVM's JIT is chosen from the input's size (pipeline/session.py,
+sized by pipeline/ingest/sniff.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import gzip
 
 import pytest
 
-from pipeline.session import COMPRESSED_WEIGHT, QUICK_JIT_BELOW_BYTES, input_bytes, quick_jit
+from pipeline.ingest.sniff import COMPRESSED_WEIGHT, input_bytes
+from pipeline.session import QUICK_JIT_BELOW_BYTES, quick_jit
 
 
 def test_input_bytes_counts_every_file_under_a_folder_and_compressed_ones_inflated(
