@@ -65,6 +65,22 @@ def quick_jit(size: int | None) -> bool:
     return size is not None and size < QUICK_JIT_BELOW_BYTES
 
 
+#: With C2 off, HotSpot falls back to the non-tiered code cache of 48 MiB.
+#: One long-lived JVM (the test session, a fleet run) fills that with C1 code
+#: and the readers' generated classes; a full cache disables the JIT and then
+#: fails Spark's calls outright ("Out of space in CodeCache for adapters").
+#: 240 MiB is the tiered default: it is reserved address space, committed only
+#: as code is compiled.
+QUICK_JIT_CODE_CACHE = "240m"
+
+
+def jit_options(size: int | None) -> list[str]:
+    """The driver JVM options that ``quick_jit`` chooses for ``size``."""
+    if not quick_jit(size):
+        return []
+    return ["-XX:TieredStopAtLevel=1", f"-XX:ReservedCodeCacheSize={QUICK_JIT_CODE_CACHE}"]
+
+
 def get_spark(
     master: str | None = None, app_name: str = "epochtrail", input_size: int | None = None
 ) -> SparkSession:
@@ -88,7 +104,7 @@ def get_spark(
             "spark.driver.extraJavaOptions",
             " ".join(
                 [f"-Dlog4j.configurationFile=file:{log_config}"]
-                + (["-XX:TieredStopAtLevel=1"] if quick_jit(input_size) else [])
+                + jit_options(input_size)
                 + os.environ.get("EPOCHTRAIL_JAVA_OPTS", "").split()
             ),
         )

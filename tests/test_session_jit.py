@@ -8,7 +8,7 @@ import gzip
 import pytest
 
 from pipeline.ingest.sniff import COMPRESSED_WEIGHT, input_bytes
-from pipeline.session import QUICK_JIT_BELOW_BYTES, quick_jit
+from pipeline.session import QUICK_JIT_BELOW_BYTES, jit_options, quick_jit
 
 
 def test_input_bytes_counts_every_file_under_a_folder_and_compressed_ones_inflated(
@@ -48,3 +48,11 @@ def test_small_inputs_take_the_quick_jit_large_or_unknown_ones_the_full_one(
 def test_the_environment_decides_when_set(monkeypatch, chosen, size, expected) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("EPOCHTRAIL_JIT", chosen)
     assert quick_jit(size) is expected
+
+
+def test_the_quick_jit_keeps_the_tiered_code_cache(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """C1 alone would shrink the code cache to 48 MiB, which the test session
+    filled (CI: "CodeCache is full", then a failed collect)."""
+    monkeypatch.delenv("EPOCHTRAIL_JIT", raising=False)
+    assert jit_options(1) == ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m"]
+    assert jit_options(QUICK_JIT_BELOW_BYTES) == []
