@@ -9,25 +9,32 @@ from __future__ import annotations
 from dataclasses import replace
 
 from replay import ReplayContext, replay_partition
-from replay.findings import FencingViolation, IsrRuleViolation
+from replay.findings import FencingViolation, IsrRuleViolation, LogDivergence
 from replay.types import (
     RECOVERING,
     AlterPartition,
     BecomeFollower,
     BecomeLeader,
+    BrokerConfig,
     BrokerFencing,
     BrokerRegistration,
     BrokerRestart,
+    Confidence,
     EpochAnswer,
     EpochCheckpoint,
     FetchAnswer,
+    FetcherHalt,
     FindingKind,
     FollowerFetch,
     IsrUpdated,
     LeaderAndIsr,
     LogLoaded,
+    LogTruncated,
     MinIsrConfig,
+    OffsetReset,
+    PartitionRecord,
     ProduceAck,
+    TopicConfig,
     Verdict,
 )
 from tests.replay_fixtures import KEY, METADATA_FILE, Story
@@ -38,6 +45,7 @@ from tests.test_replay_evidence import (
     recovery_story,
     register,
     restart,
+    server_log,
     unfence,
 )
 
@@ -658,3 +666,356 @@ def test_an_unclean_replica_elected_uncleanly_is_the_elections_finding_only() ->
         for f in result.findings
     ] == [(FindingKind.UNCLEAN_ELECTION, 0, 2, 3, None, 300, None)]  # fmt: skip
     assert result.history.unclean_restarts == ()
+
+
+# -- the second sample's survivors (docs/testing.md): guards at their boundary,
+# paths only a later epoch or a second item shows, and the fields the ISR
+# timeline and the lineage publish
+
+
+def finding_row(f: object) -> tuple[object, ...]:
+    return (
+        f.kind,  # type: ignore[attr-defined]
+        f.key.partition,  # type: ignore[attr-defined]
+        f.leader_epoch,  # type: ignore[attr-defined]
+        f.replica,  # type: ignore[attr-defined]
+        f.offset_start,  # type: ignore[attr-defined]
+        f.offset_end,  # type: ignore[attr-defined]
+        f.records_lost,  # type: ignore[attr-defined]
+    )
+
+
+def test_a_replica_back_with_an_empty_log_lost_all_it_held() -> None:
+    """Follower 3 held the committed 300 and comes back from its unclean
+    shutdown with nothing (log end 0): the load line dates the loss."""
+    s = recovery_story(False, 0)
+    loaded = next(e for e in s.events if isinstance(e, LogLoaded))
+
+    [f] = replay_partition(s.events, CTX).findings
+
+    assert finding_row(f) == (FindingKind.TRUNCATION_BELOW_HWM, 4, 0, 3, 0, 300, None)
+    assert f.detected_at == loaded.origin.time
+    assert f.confidence == Confidence.CONFIRMED  # the load line fixes the moment
+    assert loaded.origin.source in f.evidence
+
+
+def test_broker_lines_before_any_partition_record_are_kept_and_judge_nothing() -> None:
+    """The metadata evidence of the partition is missing: follower 3's lines
+    show it at 300, back at 250 after an unclean shutdown, then truncated to
+    200. Both cuts are kept (no epoch to judge them in), no finding, unknown."""
+    s = Story()
+    follower = s._origin("broker-3/state-change.log", 3, False)
+    s._add(BecomeFollower(follower, 3, 0, 300, leader=1))
+    s.tick(5)
+    restart(s, 3, False, 250)
+    s.tick(5)
+    cut = s._add(LogTruncated(server_log(s, 3), 3, 200))
+
+    result = replay_partition(s.events, CTX)
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    assert [(x.replica, x.from_offset, x.to_offset, x.committed) for x in (
+        result.history.restart_losses)] == [(3, 300, 250, None)]  # fmt: skip
+    [t] = result.history.truncations
+    assert (t.replica, t.from_offset, t.to_offset, t.leader_epoch, t.epoch_derived) == (
+        3, 250, 200, None, None,
+    )  # fmt: skip
+    assert (t.epoch_derived_sources, t.after) == ((), cut.origin.source)
+
+
+def test_a_follower_fetching_at_the_same_offset_again_truncated_nothing() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 4, acks=-1)
+    s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=5)
+    s.tick(1)
+    s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=5)
+    result = replay_partition(s.events, CTX)
+    assert result.findings == ()
+    assert result.history.truncations == ()
+    assert result.history.replica(2).held == 5
+
+
+def test_a_halted_fetchers_line_without_the_leaders_log_end_still_gives_its_own() -> None:
+    """Follower 2's halt line names neither its leader nor the leader's log
+    end, only its own 60; it then resets to 40: the truncation starts at 60."""
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 50, epoch=0, last_fetched=0, hwm=50)
+    halt = s._add(FetcherHalt(server_log(s, 2), 2, None, 60, None))
+    s._add(OffsetReset(server_log(s, 2), 2, 1, 60, 40))
+
+    [f] = replay_partition(s.events, CTX).findings
+
+    assert finding_row(f) == (FindingKind.TRUNCATION_BELOW_HWM, 4, 0, 2, 40, 50, None)
+    assert f.from_offset == 60  # type: ignore[attr-defined]
+    assert halt.origin.source in f.evidence
+
+
+def test_a_topic_override_stays_when_another_brokers_config_is_read() -> None:
+    """The describe header states min.insync.replicas=2 for the topic; then
+    broker 2's KafkaConfig says 1 (its own, not leader 1's, and below the
+    topic's anyway): leader 1's acks=all at 10 and 11 with the ISR [1]."""
+    s = Story()
+    describe = s._origin("describe/kafka-topics-describe.txt", None, False)
+    s._add(TopicConfig(describe, "orders", 2))
+    s._add(BrokerConfig(server_log(s, 2), 2, None, 1, "3.6.1", "kraft"))
+    s.create((1, 2, 3), leader=1)
+    s.tick(1)
+    s.change(isr=(1,))
+    s.tick(5)
+    s.produce(1, 10, acks=-1)
+    s.produce(1, 11, acks=-1)
+
+    [f] = replay_partition(s.events, CTX).findings
+
+    assert finding_row(f) == (FindingKind.ISR_RULE_VIOLATION, 4, 0, 1, 10, 12, None)
+    assert (f.variant, f.min_isr) == ("under_min_isr", 2)  # type: ignore[attr-defined]
+
+
+def test_kept_in_the_elr_of_an_epoch_whose_leader_commits_on() -> None:
+    """3 leaves the ISR of epoch 0 into the ELR while leader 1 goes on; it
+    restarts uncleanly at 220, registers still in the ELR and is unfenced in
+    the same epoch, whose own mark (300, after 1's acks=all) is the one it
+    is behind: no earlier epoch has a mark."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.tick(1)
+    record(s, isr=(1, 3))
+    s.tick(10)
+    s.fence(3)
+    record(s, isr=(1,), elr=(3,))
+    s.tick(1)
+    s.produce(1, 299, acks=-1)
+    s.tick(5)
+    restart(s, 3, False, 220)
+    s.tick(0.5)
+    register(s, 3, 15)
+    s.tick(1)
+    unfence(s, 3)
+    assert exclusion_rows(s) == [(FindingKind.ISR_RULE_VIOLATION, 0, 0, 3, 220, 300, "elr")]
+
+
+def test_a_follower_joining_below_the_new_leaders_start_offset() -> None:
+    """Leader 1 commits 100 and is fenced; 2 (in the ISR) is elected and
+    starts epoch 1 at 100 (its line prints no HWM, no answer shows one).
+    3, whose fetch at 50 is half a second old, joins the ISR of epoch 1: the
+    bound is the start offset alone."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 99, acks=-1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.fetch(1, 3, 50, epoch=0, last_fetched=0, hwm=100)
+    s.tick(1)
+    s.change(isr=(1, 2))
+    s.tick(5)
+    s.fence(1)
+    s.change(leader=2, isr=(2,))
+    s.tick(3)
+    s._add(BecomeLeader(s._origin("broker-2/state-change.log", 2, False), 2, 1, 100))
+    s.tick(3)
+    s.fetch(2, 3, 50, epoch=1, last_fetched=0)
+    s.tick(0.5)
+    joined = s.change(isr=(2, 3))
+
+    [f] = replay_partition(s.events, CTX).findings
+
+    assert finding_row(f) == (FindingKind.ISR_RULE_VIOLATION, 4, 1, 3, 50, 100, None)
+    assert (f.variant, f.leader) == ("expansion", 2)  # type: ignore[attr-defined]
+    assert joined.origin.source in f.evidence
+    assert ("broker-2/state-change.log", 1) in {(e.source_file, e.line_no) for e in f.evidence}
+
+
+def test_a_leader_elected_below_what_it_was_last_seen_holding_is_named() -> None:
+    """3 (still in the ISR) last fetched 250 while 300 was committed; it is
+    elected cleanly and nothing shows where epoch 1 began: no finding, but a
+    loss cannot be ruled out."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 299, acks=-1)
+    s.fetch(1, 2, 300, epoch=0, last_fetched=0, hwm=300)
+    s.fetch(1, 3, 250, epoch=0, last_fetched=0, hwm=300)
+    s.tick(5)
+    s.fence(1)
+    s.change(leader=3, isr=(3, 2))
+
+    result = replay_partition(s.events, CTX)
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    assert result.lineage[1].leader_log_end == 250
+    assert (
+        "leader 3 of epoch 1 was last seen holding up to offset 250, below the committed 300, "
+        "and where its epoch started is not in evidence: a loss cannot be ruled out"
+    ) in result.coverage.gaps
+
+
+def test_the_isr_timeline_names_each_changes_leader_and_the_lineage_its_elr() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.tick(1)
+    record(s, isr=(1, 2), elr=(3,))
+    s.tick(5)
+    s.fence(1)
+    s.change(leader=2, isr=(2,))
+    result = replay_partition(s.events, ELR)
+    assert [(c.leader_epoch, c.leader, c.isr) for c in result.history.isr_changes] == [
+        (0, 1, (1, 2, 3)),
+        (0, 1, (1, 2)),
+        (1, 2, (2,)),
+    ]
+    assert [(v.leader_epoch, v.leader, v.isr, v.elr) for v in result.lineage] == [
+        (0, 1, (1, 2), (3,)),
+        (1, 2, (2,), (3,)),
+    ]
+
+
+def test_a_snapshot_showing_it_out_of_the_elr_ends_the_concern() -> None:
+    """3, back from an unclean restart, registers while in the ELR; a
+    snapshot of the partition then shows it out of the ELR (as KIP-966 has
+    the controller do) before it is unfenced: no violation."""
+    s = exclusion_story(False, controller_removes=False)
+    registered = next(i for i, e in enumerate(s.events) if isinstance(e, BrokerRegistration))
+    s.events = s.events[: registered + 1]  # the story up to 3's registration, then:
+    s._add(
+        PartitionRecord(
+            origin=s._origin(METADATA_FILE, None, True),
+            replicas=(1, 2, 3),
+            isr=(),
+            leader=-1,
+            leader_epoch=1,
+            partition_epoch=4,
+            elr=(1,),
+            last_known_elr=(3,),
+        )
+    )
+    s.tick(1)
+    unfence(s, 3)
+    result = replay_partition(s.events, ELR)
+    assert result.findings == ()
+    assert result.history.unclean_restarts[0].kept is None
+
+
+def test_an_answer_about_an_older_epoch_only_bounds_where_the_new_one_began() -> None:
+    """Epochs 0 (leader 1, commits 100), 1 (leader 2, commits 150 with 3 in
+    the ISR) and 2 (3, elected cleanly; its own last fetched epoch is 1).
+    Old leader 1, holding 110 of epoch 0, fetches from 3 naming epoch 0: "epoch
+    0 ends at 100". 3's log has epoch 1 after that, so epoch 2 began at 100
+    or later, not at 100: no loss is read into it."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 99, acks=-1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.fetch(1, 3, 100, epoch=0, last_fetched=0, hwm=100)
+    for offset in range(100, 110):
+        s.produce(1, offset, acks=1)
+    s.tick(5)
+    s.fence(1)
+    s.change(leader=2, isr=(2, 3))
+    s.tick(5)
+    for offset in range(100, 150, 10):
+        s.produce(2, offset, acks=1)
+    s.fetch(2, 3, 150, epoch=1, last_fetched=1, hwm=150)
+    s.tick(5)
+    s.fence(2)
+    s.change(leader=3, isr=(3,))
+    s.tick(5)
+    s.fetch(3, 1, 110, epoch=2, last_fetched=0, hwm=150, diverging=(0, 100))
+    s.tick(1)
+    s.fetch(3, 1, 100, epoch=2, last_fetched=0, hwm=150)
+
+    result = replay_partition(s.events, CTX)
+
+    assert [finding_row(f) for f in result.findings] == []
+    third = result.lineage[2]
+    assert (third.leader_epoch, third.leader, third.leader_last_fetched_epoch) == (2, 3, 1)
+    assert (third.start_offset.lo, third.start_offset.hi, third.start_offset.exact) == (
+        100, None, None,
+    )  # fmt: skip
+
+
+def test_a_divergence_names_the_epoch_the_answer_gave() -> None:
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 50, epoch=0, last_fetched=0, hwm=50)
+    s.fence(1)
+    s.change(leader=2, isr=(2,))
+    s.fetch(2, 1, 60, epoch=1, last_fetched=0, hwm=80, diverging=(0, 50))
+    s.fetch(2, 1, 60, epoch=1, last_fetched=0, hwm=80)  # keeps its suffix
+    [f] = replay_partition(s.events, CTX).findings
+    assert isinstance(f, LogDivergence)
+    assert finding_row(f) == (FindingKind.LOG_DIVERGENCE, 4, 1, 1, 50, 60, 10)
+    assert (f.leader, f.diverging_epoch) == (2, 0)
+
+
+def test_a_fetch_from_the_new_epoch_past_the_divergence_kept_no_old_suffix() -> None:
+    """Told that its epoch 0 ends at 50, replica 1 next fetches at 60 with
+    epoch 1 as its last fetched: what it holds above 50 is the new leader's,
+    not the suffix it was told to drop. No log divergence (whether and
+    when it truncated is not in the log: a gap)."""
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 50, epoch=0, last_fetched=0, hwm=50)
+    s.fence(1)
+    s.change(leader=2, isr=(2,))
+    s.fetch(2, 1, 60, epoch=1, last_fetched=0, hwm=80, diverging=(0, 50))
+    s.tick(1)
+    s.fetch(2, 1, 60, epoch=1, last_fetched=1, hwm=80)
+    result = replay_partition(s.events, CTX)
+    assert result.findings == ()
+    assert [d.persisted_by for d in result.history.divergences] == [None]
+    assert any(g.startswith("replica 1 was told to truncate to 50") for g in result.coverage.gaps)
+
+
+def test_the_gap_an_unclean_start_leaves_says_how_later_epochs_are_judged() -> None:
+    s = unclean_story()
+    result = replay_partition(s.events, CTX)
+    assert [finding_row(f) for f in result.findings] == [
+        (FindingKind.UNCLEAN_ELECTION, 4, 1, 2, None, 20, None)
+    ]
+    assert (
+        "epoch 1 began with an unclean election and its start offset is not in evidence: "
+        "later epochs are judged as if it held the committed log"
+    ) in result.coverage.gaps
+
+
+def test_a_second_loss_is_judged_after_a_first_with_no_exposure() -> None:
+    """Epoch 1: 2 is elected uncleanly at 100 (300 committed) and commits
+    acks=all up to 141 (its last at 140), exposing no HWM; epoch 2: 3 is
+    elected uncleanly at 120 and shows HWM 120: its regression below 141 is
+    found although epoch 1 showed none."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.fetch(1, 3, 100, epoch=0, last_fetched=0, hwm=100)
+    s.tick(1)
+    s.change(isr=(1,))
+    s.produce(1, 299, acks=-1)
+    s.tick(5)
+    s.fence(1)
+    s.change(leader=2, isr=(2,), recovery=RECOVERING)
+    s.tick(1)
+    s._add(BecomeLeader(s._origin("broker-2/state-change.log", 2, False), 2, 1, 100))
+    s.tick(1)
+    for offset in range(100, 150, 10):
+        s.produce(2, offset, acks=-1)
+    s.fetch(2, 3, 120, epoch=1, last_fetched=1)
+    s.tick(5)
+    s.fence(2)
+    s.change(leader=3, isr=(3,), recovery=RECOVERING)
+    s.tick(1)
+    s._add(BecomeLeader(s._origin("broker-3/state-change.log", 3, False), 3, 2, 120))
+    s.tick(1)
+    s.fetch(3, 2, 120, epoch=2, last_fetched=1, hwm=120)
+
+    result = replay_partition(s.events, CTX)
+
+    assert sorted((f.kind.value, *finding_row(f)[1:]) for f in result.findings) == [
+        ("committed_data_loss", 4, 1, None, 100, 300, 200),
+        ("committed_data_loss", 4, 2, None, 120, 141, 21),
+        ("hwm_regression", 4, 2, 3, 120, 141, None),
+        ("truncation_below_hwm", 4, 2, 2, 120, 141, 21),
+        ("unclean_election", 4, 1, 2, 100, 300, 200),
+        ("unclean_election", 4, 2, 3, 120, 141, 21),
+    ]
