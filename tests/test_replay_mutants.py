@@ -19,7 +19,9 @@ from replay.types import (
     BrokerFencing,
     BrokerRegistration,
     BrokerRestart,
+    ClientHwm,
     Confidence,
+    ElectionKind,
     EpochAnswer,
     EpochCheckpoint,
     FetchAnswer,
@@ -34,12 +36,16 @@ from replay.types import (
     OffsetReset,
     PartitionRecord,
     ProduceAck,
+    Profile,
+    Scope,
     TopicConfig,
     Verdict,
 )
 from tests.replay_fixtures import KEY, METADATA_FILE, Story
 from tests.test_replay_evidence import (
     ELR,
+    consumer_fetch,
+    consumer_hwm_story,
     exclusion_story,
     record,
     recovery_story,
@@ -1019,3 +1025,195 @@ def test_a_second_loss_is_judged_after_a_first_with_no_exposure() -> None:
         ("unclean_election", 4, 1, 2, 100, 300, 200),
         ("unclean_election", 4, 2, 3, 120, 141, 21),
     ]
+
+
+def test_an_ack_just_before_the_isr_grew_back_is_left_open() -> None:
+    """Leader 1 alone in the ISR (min ISR 2) acknowledges acks=all at 30 and
+    31 well after the shrink, and at 32 one second before the record that
+    takes 2 back in: 32 may have followed it (the skew allowance is 2 s), so
+    the finding counts two acks and ends at 32."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    config(s, 2, topic="orders")
+    s.produce(1, 0, acks=-1)
+    s.fetch(1, 2, 1, epoch=0, last_fetched=0, hwm=1)
+    s.fetch(1, 3, 1, epoch=0, last_fetched=0, hwm=1)
+    s.tick(1)
+    s.change(isr=(1,))
+    s.tick(5)
+    s.produce(1, 30, acks=-1)
+    s.produce(1, 31, acks=-1)
+    s.fetch(1, 2, 32, epoch=0, last_fetched=0, hwm=32)
+    s.tick(4)
+    s.produce(1, 32, acks=-1)
+    s.tick(1)
+    s.change(isr=(1, 2))
+
+    result = replay_partition(s.events, CTX)
+
+    [f] = result.findings
+    assert finding_row(f) == (FindingKind.ISR_RULE_VIOLATION, 4, 0, 1, 30, 32, None)
+    assert (f.variant, f.acks) == ("under_min_isr", 2)  # type: ignore[attr-defined]
+
+
+def test_a_zookeeper_decision_growing_the_isr_back_ends_acks_under_min_isr() -> None:
+    """The ZooKeeper controller shrinks the ISR of epoch 0 to [1] (broker 1's
+    own min.insync.replicas is 2) and later grows it back to [1, 2]: the acks
+    between the two decisions break the rule, the one after does not."""
+    s = Story()
+    zk = "controller/controller.log"
+    s._add(BrokerConfig(server_log(s, 1), 1, None, 2))
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 1, 0, (1, 2, 3), 0))
+    s.tick(1)
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 1, 0, (1,), 1))
+    s.tick(5)
+    s.produce(1, 30, acks=-1)
+    s.produce(1, 31, acks=-1)
+    s.tick(5)
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 1, 0, (1, 2), 2))
+    s.tick(5)
+    s.produce(1, 40, acks=-1)
+
+    result = replay_partition(s.events, CTX)
+
+    [f] = result.findings
+    assert finding_row(f) == (FindingKind.ISR_RULE_VIOLATION, 4, 0, 1, 30, 32, None)
+    assert (f.variant, f.isr, f.min_isr, f.acks) == ("under_min_isr", (1,), 2, 2)  # type: ignore[attr-defined]
+    assert [(c.leader_epoch, c.leader, c.isr) for c in result.history.isr_changes] == [
+        (0, 1, (1, 2, 3)),
+        (0, 1, (1,)),
+        (0, 1, (1, 2)),
+    ]
+
+
+def test_a_consumer_answer_with_no_epoch_in_evidence_still_shows_what_the_broker_held() -> None:
+    """No record of the partition: a consumer's fetch answer from broker 3
+    shows HWM 300 (so 3 held 300), then 3's own line truncates to 200."""
+    s = Story()
+    consumer = s._origin("broker-3/kafka-request.log", 3, False)
+    shown = s._add(ClientHwm(consumer, 300, 0))
+    s.tick(5)
+    s._add(LogTruncated(server_log(s, 3), 3, 200))
+    result = replay_partition(s.events, CTX)
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    [t] = result.history.truncations
+    assert (t.replica, t.from_offset, t.to_offset, t.leader_epoch) == (3, 300, 200, None)
+    assert t.before == shown.origin.source
+
+
+def test_a_followers_answer_below_what_the_new_leader_exposed_counts_in_the_new_epoch() -> None:
+    """consumer_hwm_story: after 2's unclean election (epoch 1), 2 shows HWM
+    110; follower 3, serving a consumer, then shows 105: that counts in epoch
+    1, where 110 is already exposed, and changes no finding."""
+    s = consumer_hwm_story(310)
+    s.tick(1)
+    consumer_fetch(s, 3, 105, epoch=1)
+    result = replay_partition(s.events, CTX)
+    assert sorted((f.kind.value, *finding_row(f)[1:]) for f in result.findings) == [
+        ("committed_data_loss", 4, 1, None, 100, 310, 210),
+        ("hwm_regression", 4, 1, 2, 110, 310, None),
+        ("truncation_below_hwm", 4, 1, 1, 100, 310, 210),
+        ("unclean_election", 4, 1, 2, 100, 310, 210),
+    ]
+    assert result.lineage[1].committed == 110
+    assert result.history.replica(3).held == 105
+
+
+def asked_story(behind: int) -> Story:
+    """Leader 1 commits [behind, 20) alone (acks=all) after exposing HWM
+    ``behind``; replica 2, at ``behind``, is elected uncleanly (epoch 1). Old
+    leader 1 fetches from 2 at 20 (no answer logged), then asks 2 where epoch
+    0 ends: at ``behind``; it fetches again from there."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    if behind:
+        s.produce(1, behind - 1, acks=-1)
+        s.fetch(1, 2, behind, epoch=0, last_fetched=0, hwm=behind)
+        s.fetch(1, 3, behind, epoch=0, last_fetched=0, hwm=behind)
+    s.tick(1)
+    s.change(isr=(1,))
+    for offset in range(behind, 20):
+        s.produce(1, offset, acks=-1)
+    s.tick(5)
+    s.fence(1)
+    s.change(leader=2, isr=(2,), recovery=RECOVERING)
+    s.tick(1)
+    s._add(BecomeLeader(s._origin("broker-2/state-change.log", 2, False), 2, 1, behind))
+    s.tick(5)
+    s.fetch(2, 1, 20, epoch=1, last_fetched=0)
+    s.tick(1)
+    asked = s._origin("broker-2/kafka-request.log", 2, False)
+    s._add(EpochAnswer(asked, 1, 0, None, 0, requested_epoch=0))  # names no end: shows nothing
+    s._add(EpochAnswer(replace(asked, seq=asked.seq + 1), 1, 0, behind, 0, requested_epoch=0))
+    s.tick(1)
+    s.fetch(2, 1, behind, epoch=1, last_fetched=0, hwm=behind)
+    return s
+
+
+def test_an_offsets_for_leader_epoch_answer_confirms_the_old_leaders_truncation() -> None:
+    for behind in (10, 0):
+        result = replay_partition(asked_story(behind).events, CTX)
+        assert sorted((f.kind.value, *finding_row(f)[1:]) for f in result.findings) == [
+            ("committed_data_loss", 4, 1, None, behind, 20, 20 - behind),
+            ("hwm_regression", 4, 1, 2, behind, 20, None),
+            ("truncation_below_hwm", 4, 1, 1, behind, 20, 20 - behind),
+            ("unclean_election", 4, 1, 2, behind, 20, 20 - behind),
+        ], behind
+        [t] = [f for f in result.findings if f.kind == FindingKind.TRUNCATION_BELOW_HWM]
+        # the answer fixes when it truncated: confirmed (without it, probable)
+        assert (t.qualifier, t.confidence) == (Scope.GLOBAL, Confidence.CONFIRMED), behind
+        [d] = result.history.divergences
+        assert (d.replica, d.leader, d.diverging_epoch, d.end_offset, d.follower_leo) == (
+            1, 2, 0, behind, 20,
+        )  # fmt: skip
+
+
+def test_a_new_replica_set_is_a_reassignment_even_without_adding_or_removing_lists() -> None:
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.tick(1)
+    record(s, leader=2, replicas=(2, 3, 4), isr=(2, 3))
+    result = replay_partition(s.events, CTX)
+    assert result.findings == ()
+    assert [(v.leader_epoch, v.leader, v.election) for v in result.lineage] == [
+        (0, 1, ElectionKind.INITIAL),
+        (1, 2, ElectionKind.REASSIGNMENT),
+    ]
+
+
+ZK_HW = ReplayContext(
+    key=replace(KEY, partition=4), profile=Profile.ZK_HW, request_log_observers=frozenset({1, 2, 3})
+)
+
+
+def zk_fetch(s: Story, leader: int, follower: int, offset: int) -> None:
+    """A pre-0.11 follower fetch: it names no epoch."""
+    s._add(FollowerFetch(s._origin(f"broker-{leader}/kafka-request.log", leader, False),
+                         follower, offset, None, None))  # fmt: skip
+
+
+def test_a_zk_hw_leader_line_without_its_hwm_shows_no_regression() -> None:
+    """ZooKeeper era before 0.11: leader 1 shows a consumer HWM 300 with the
+    ISR shrunk to itself; 2 (at 100) is elected uncleanly and its line gives
+    its start offset 100 but no HWM: the loss, and no HWM regression (none is
+    in evidence)."""
+    s = Story()
+    zk = "controller/controller.log"
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 1, 0, (1, 2, 3), 0))
+    zk_fetch(s, 1, 2, 100)
+    zk_fetch(s, 1, 3, 100)
+    s.tick(1)
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 1, 0, (1,), 1))
+    s.tick(1)
+    s._add(ClientHwm(s._origin("broker-1/kafka-request.log", 1, False), 300, 0))
+    s.tick(5)
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 2, 1, (2,), 2))
+    s.tick(1)
+    s._add(BecomeLeader(s._origin("broker-2/state-change.log", 2, False), 2, 1, 100))
+    result = replay_partition(s.events, ZK_HW)
+    assert sorted((f.kind.value, *finding_row(f)[1:]) for f in result.findings) == [
+        ("committed_data_loss", 4, 1, None, 100, 300, 200),
+        ("unclean_election", 4, 1, 2, 100, 300, 200),
+    ]
+    assert result.lineage[1].start_exposure is None
