@@ -1217,3 +1217,141 @@ def test_a_zk_hw_leader_line_without_its_hwm_shows_no_regression() -> None:
         ("unclean_election", 4, 1, 2, 100, 300, 200),
     ]
     assert result.lineage[1].start_exposure is None
+
+
+def test_an_unclean_election_with_no_mark_in_evidence_is_confirmed_and_has_no_range() -> None:
+    """No HWM of epoch 0 is in evidence; 2, outside the ISR [1], is elected:
+    unclean for certain (the records say so), with no range and no derived
+    mark behind it."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.tick(1)
+    s.change(isr=(1,))
+    s.tick(5)
+    s.fence(1)
+    s.change(leader=2, isr=(2,))
+    [f] = replay_partition(s.events, CTX).findings
+    assert finding_row(f) == (FindingKind.UNCLEAN_ELECTION, 4, 1, 2, None, None, None)
+    assert (f.confidence, f.derived_mark) == (Confidence.CONFIRMED, False)
+
+
+def test_an_act_with_no_clock_after_the_end_of_a_leadership_is_a_gap() -> None:
+    """Fenced leader 1's request log has an acknowledged write whose time did
+    not survive: it may have come before the fence or after it."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 0, acks=1)
+    s.tick(1)
+    s.fence(1)
+    s.tick(5)
+    origin = s._origin("broker-1/kafka-request.log", 1, False)
+    s._add(ProduceAck(replace(origin, time=None), 1, 1, 0, "app"))
+    result = replay_partition(s.events, CTX)
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    assert [(x.broker, x.leader_epoch, len(x.acts.kept)) for x in result.history.stale] == [
+        (1, 0, 1)
+    ]
+    assert any(
+        g.startswith("broker 1 acted as leader of epoch 0 (broker-1/kafka-request.log:2)")
+        and g.endswith("(or with no clock): whether it was two leaders at once is not fixed by "
+                       "the evidence")
+        for g in result.coverage.gaps
+    )  # fmt: skip
+
+
+def test_a_zk_hw_follower_of_the_first_epoch_holds_that_epochs_data() -> None:
+    """Before 0.11 a fetch names no epoch; in the partition's first epoch
+    its data can only be that epoch's. Leader 1 commits 100 (its ISR
+    followers' least fetch offset); 3 lags at 50 and is elected uncleanly,
+    starting epoch 1 at 50; 2, which held 100 of epoch 0, fetches from 3 at
+    100 and then at 50: it lost [50, 100) for good (global)."""
+    s = Story()
+    zk = "controller/controller.log"
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 1, 0, (1, 2, 3), 0))
+    s.tick(3)
+    zk_fetch(s, 1, 3, 50)
+    s.tick(3)
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 1, 0, (1, 2), 1))
+    s.tick(3)
+    zk_fetch(s, 1, 2, 100)
+    s.tick(5)
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 3, 1, (3,), 2))
+    s.tick(3)
+    s._add(BecomeLeader(s._origin("broker-3/state-change.log", 3, False), 3, 1, 50))
+    s.tick(1)
+    zk_fetch(s, 3, 2, 100)
+    s.tick(1)
+    zk_fetch(s, 3, 2, 50)
+
+    result = replay_partition(s.events, ZK_HW)
+
+    assert sorted((f.kind.value, *finding_row(f)[1:]) for f in result.findings) == [
+        ("committed_data_loss", 4, 1, None, 50, 100, 50),
+        ("truncation_below_hwm", 4, 1, 2, 50, 100, 50),
+        ("unclean_election", 4, 1, 3, 50, 100, 50),
+    ]
+    [t] = [f for f in result.findings if f.kind == FindingKind.TRUNCATION_BELOW_HWM]
+    assert (t.qualifier, t.confidence, t.derived_mark) == (Scope.GLOBAL, Confidence.PROBABLE, True)
+
+
+def test_a_local_truncation_against_a_derived_mark_says_it_rests_on_it() -> None:
+    """zk-hw: epoch 0's mark, 100, is derived from the ISR followers' fetch
+    offsets; 2 takes epoch 1 cleanly at 100 and 3 fetches its records up to
+    120, then falls back to 90: a local truncation below the mark, probable
+    and resting on the derived mark (the fetch lines that give it)."""
+    s = Story()
+    zk = "controller/controller.log"
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 1, 0, (1, 2, 3), 0))
+    s.tick(3)
+    zk_fetch(s, 1, 2, 100)
+    zk_fetch(s, 1, 3, 100)
+    derived_from = [e.origin.source for e in s.events if isinstance(e, FollowerFetch)]
+    s.tick(5)
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 2, 1, (2, 3, 1), 1))
+    s.tick(3)
+    s._add(BecomeLeader(s._origin("broker-2/state-change.log", 2, False), 2, 1, 100))
+    s.tick(1)
+    zk_fetch(s, 2, 3, 100)
+    zk_fetch(s, 2, 3, 120)
+    s.tick(1)
+    zk_fetch(s, 2, 3, 90)
+
+    [f] = replay_partition(s.events, ZK_HW).findings
+
+    assert finding_row(f) == (FindingKind.TRUNCATION_BELOW_HWM, 4, 1, 3, 90, 100, None)
+    assert (f.qualifier, f.confidence, f.derived_mark) == (  # type: ignore[attr-defined]
+        Scope.LOCAL, Confidence.PROBABLE, True,
+    )  # fmt: skip
+    assert all(source in f.evidence for source in derived_from)
+
+
+def test_one_truncation_told_by_the_follower_and_by_the_leaders_log_is_one_finding() -> None:
+    """Follower 3's own line says it truncated to 200 (the committed mark is
+    300); leader 1's clock runs ahead, so its log shows 3's last fetch at 300
+    half a second after that line, then 3 fetching at 200: the replay sees
+    the cut twice, and reports it once, citing both."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.produce(1, 299, acks=-1)
+    s.fetch(1, 2, 300, epoch=0, last_fetched=0, hwm=300)
+    s.fetch(1, 3, 300, epoch=0, last_fetched=0, hwm=300)
+    s.tick(5)
+    line = s._add(LogTruncated(server_log(s, 3), 3, 200))
+    s.tick(0.5)
+    s.fetch(1, 3, 300, epoch=0, last_fetched=0, hwm=300)
+    s.tick(1.5)
+    s.fetch(1, 3, 200, epoch=0, last_fetched=0, hwm=300)
+    fetched = s.events[-2]
+
+    result = replay_partition(s.events, CTX)
+
+    assert [(t.from_offset, t.to_offset) for t in result.history.truncations] == [
+        (300, 200),
+        (300, 200),
+    ]
+    [f] = result.findings
+    assert finding_row(f) == (FindingKind.TRUNCATION_BELOW_HWM, 4, 0, 3, 200, 300, None)
+    assert (f.qualifier, f.confidence) == (Scope.LOCAL, Confidence.PROBABLE)  # type: ignore[attr-defined]
+    assert line.origin.source in f.evidence
+    assert fetched.origin.source in f.evidence
