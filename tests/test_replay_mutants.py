@@ -955,11 +955,12 @@ def test_a_divergence_names_the_epoch_the_answer_gave() -> None:
     assert (f.leader, f.diverging_epoch) == (2, 0)
 
 
-def test_a_fetch_from_the_new_epoch_past_the_divergence_kept_no_old_suffix() -> None:
+def test_a_fetch_from_the_new_epoch_past_the_divergence_leaves_it_open() -> None:
     """Told that its epoch 0 ends at 50, replica 1 next fetches at 60 with
-    epoch 1 as its last fetched: what it holds above 50 is the new leader's,
-    not the suffix it was told to drop. No log divergence (whether and
-    when it truncated is not in the log: a gap)."""
+    epoch 1 as its last fetched: it truncated and fetched records of epoch 1,
+    but nothing shows to where (a cut at 55 would keep part of the old
+    suffix). Not a kept divergence, as a fetch still naming epoch 0 would
+    be: no finding, and a gap."""
     s = Story()
     s.create((1, 2), leader=1)
     s.fetch(1, 2, 50, epoch=0, last_fetched=0, hwm=50)
