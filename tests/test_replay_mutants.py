@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from replay import ReplayContext, replay_partition
-from replay.findings import FencingViolation, IsrRuleViolation, LogDivergence
+from replay.findings import FencingViolation, Finding, IsrRuleViolation, LogDivergence
 from replay.types import (
     RECOVERING,
     AlterPartition,
@@ -679,15 +679,15 @@ def test_an_unclean_replica_elected_uncleanly_is_the_elections_finding_only() ->
 # timeline and the lineage publish
 
 
-def finding_row(f: object) -> tuple[object, ...]:
+def finding_row(f: Finding) -> tuple[object, ...]:
     return (
-        f.kind,  # type: ignore[attr-defined]
-        f.key.partition,  # type: ignore[attr-defined]
-        f.leader_epoch,  # type: ignore[attr-defined]
-        f.replica,  # type: ignore[attr-defined]
-        f.offset_start,  # type: ignore[attr-defined]
-        f.offset_end,  # type: ignore[attr-defined]
-        f.records_lost,  # type: ignore[attr-defined]
+        f.kind,
+        f.key.partition,
+        f.leader_epoch,
+        f.replica,
+        f.offset_start,
+        f.offset_end,
+        f.records_lost,
     )
 
 
