@@ -247,6 +247,7 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], Event | None]] = {
         r["error_code"] or 0,
         r["diverging_epoch"],
         r["diverging_end_offset"],
+        r.get("folded_after") or 0,
     ),
     "produce": lambda r: ProduceAck(
         _origin(r), r["acks"], r["base_offset"], r["error_code"] or 0, r["client_id"]
@@ -598,6 +599,8 @@ def replay_table(
     of ``schema``."""
     import pyarrow as pa
 
+    from pipeline.fold import with_folded
+
     # The replay makes several records per event and no reference cycles
     # (frozen records, tuples): the cyclic collector would only walk the
     # group's growing heap again and again (a third of the order's cost,
@@ -606,7 +609,7 @@ def replay_table(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        rows = table_rows(table)
+        rows = table_rows(with_folded(table, settings.max_clock_skew_s))
         saved_rows = table_rows(saved) if saved is not None else []
         state = saved_rows[0] if saved_rows else None
         out = replay_group(rows, settings, state, keep_state) if rows or state else []

@@ -367,9 +367,15 @@ class Acts:
     more_hi: int | None = None
     more_acks_all_hi: int | None = None
 
-    def add(self, act: Act) -> Acts:
+    def add(self, act: Act, repeats: int = 0) -> Acts:
+        """Add ``act``, and ``repeats`` more like it that came after it (the
+        answers a folded run left out: summed up, from the act's time)."""
         if len(self.kept) < ACTS_KEPT:
-            return replace(self, kept=self.kept + (act,))
+            kept = replace(self, kept=self.kept + (act,))
+            return kept if repeats <= 0 else kept._more(act, repeats)
+        return self._more(act, 1 + max(repeats, 0))
+
+    def _more(self, act: Act, count: int) -> Acts:
         offset = act.base_offset
         lo, hi, top = self.more_lo, self.more_hi, self.more_acks_all_hi
         if offset is not None:
@@ -379,7 +385,7 @@ class Acts:
                 top = offset if top is None else max(top, offset)
         return replace(
             self,
-            more=self.more + 1,
+            more=self.more + count,
             more_first_at=self.more_first_at or act.at,
             more_lo=lo,
             more_hi=hi,

@@ -592,9 +592,12 @@ def _stale_leadership(
     return None
 
 
-def _acted(history: History, broker: int | None, named: int | None, act: Act) -> History:
+def _acted(
+    history: History, broker: int | None, named: int | None, act: Act, repeats: int = 0
+) -> History:
     """Note an act of leadership by a broker that no longer led, when its
-    clock puts it after the end (how far after is judged with the skew)."""
+    clock puts it after the end (how far after is judged with the skew);
+    ``repeats`` more like it came after it (a folded run's answers)."""
     if broker is None:
         return history
     stale = _stale_leadership(history, broker, named)
@@ -605,10 +608,10 @@ def _acted(history: History, broker: int | None, named: int | None, act: Act) ->
         return history
     for i, s in enumerate(history.stale):
         if (s.broker, s.leader_epoch) == (broker, epoch):
-            updated = replace(s, acts=s.acts.add(act))
+            updated = replace(s, acts=s.acts.add(act, repeats))
             return replace(history, stale=history.stale[:i] + (updated,) + history.stale[i + 1 :])
     fresh = StaleLeadership(broker, epoch, ended_at, ended_by, by_fence=by_fence)
-    fresh = replace(fresh, acts=fresh.acts.add(act))
+    fresh = replace(fresh, acts=fresh.acts.add(act, repeats))
     return replace(history, stale=history.stale + (fresh,))
 
 
@@ -1062,7 +1065,7 @@ def _fetch_answer(history: History, answer: FetchAnswer) -> History:
     session = history.session(leader, answer.replica)
     named = None if session is None else session.current_leader_epoch
     if named is not None and named >= 0:
-        history = _acted(history, leader, named, Act(answer.origin.time, source))
+        history = _acted(history, leader, named, Act(answer.origin.time, source), answer.folded)
     if answer.hwm is not None and answer.hwm >= 0:
         epoch = _epoch_in_force(history, named)
         registration = history.registration

@@ -205,6 +205,9 @@ class FetchAnswer:
     error_code: int
     diverging_epoch: int | None = None
     diverging_end_offset: int | None = None
+    #: answers of the same series that the pipeline left out after this one,
+    #: inside a run that only rose (pipeline/reconstruct.py): acts all the same
+    folded: int = 0
 
 
 @dataclass(frozen=True, slots=True)
