@@ -102,6 +102,12 @@ class PartitionRegistration:
     removing_replicas: tuple[int, ...] = ()
     elr: tuple[int, ...] = ()
     last_known_elr: tuple[int, ...] = ()
+    #: ZooKeeper eras: (zkVersion, ISR) of the last state whose zkVersion is
+    #: in evidence, while ``isr`` holds a leader's own ISR write that no
+    #: version confirms (its ``Shrinking`` / ``Expanding ISR`` line is printed
+    #: before the conditional ZooKeeper write, which may fail); kept on an
+    #: election whose own zkVersion is not in evidence yet
+    zk_known: tuple[int, tuple[int, ...]] | None = None
 
     @staticmethod
     def of(record: PartitionRecord) -> PartitionRegistration:

@@ -531,7 +531,17 @@ def _isr_updated(history: History, event: IsrUpdated) -> History:
         view = history.current_epoch
         assert view is not None
         history = history.with_epoch(replace(view, isr=event.isr))
-        history = replace(history, registration=replace(registration, isr=event.isr))
+        if event.partition_epoch is not None:
+            written = replace(
+                registration, isr=event.isr, partition_epoch=event.partition_epoch, zk_known=None
+            )
+        else:
+            # (after an election whose version is not in evidence, none is)
+            known = None
+            if registration.partition_epoch >= 0:
+                known = registration.zk_known or (registration.partition_epoch, before)
+            written = replace(registration, isr=event.isr, zk_known=known)
+        history = replace(history, registration=written)
     if event.under_min_isr is None:
         return history
     marks = tuple(m for m in history.under_min_marks if m[0] != event.broker)
@@ -1281,6 +1291,56 @@ def _epoch_checkpoint(history: History, event: EpochCheckpoint) -> History:
 # --- ZooKeeper era ------------------------------------------------------------
 
 
+def _zk_election(event: LeaderAndIsr, isr_before: tuple[int, ...]) -> ElectionKind:
+    if event.leader == NO_LEADER:
+        return ElectionKind.OFFLINE
+    if event.leader_recovery_state == RECOVERING or event.leader not in isr_before:
+        return ElectionKind.UNCLEAN
+    return ElectionKind.CLEAN
+
+
+def _zk_isr_read(
+    known: tuple[int, tuple[int, ...]], zk_version: int, written: tuple[int, ...]
+) -> tuple[int, ...]:
+    """The ISR a ZooKeeper controller's decision of zkVersion ``zk_version``
+    was made from. Every write of the partition's state znode (a controller's
+    decision, a leader's own ISR write) is a conditional update that adds one
+    to its version: a decision one version above the last state whose version
+    is in evidence (``known``) was made from that state, so the leader's ISR
+    writes printed since did not land. Otherwise the latest write stands."""
+    version, isr = known
+    return isr if zk_version == version + 1 else written
+
+
+def _zk_version_shown(history: History, event: LeaderAndIsr) -> History:
+    """A copy of the current epoch's decision that states its zkVersion (the
+    broker's ``received LeaderAndIsr request PartitionState(...)``) after a
+    copy that did not (the controller's line): the election is judged again
+    from the ISR the version shows it was made from."""
+    registration, current = history.registration, history.current_epoch
+    if registration is None or registration.partition_epoch >= 0 or current is None:
+        return history
+    known = registration.zk_known
+    if known is None or event.partition_epoch is None:
+        return history
+    history = replace(
+        history,
+        registration=replace(
+            registration, partition_epoch=event.partition_epoch, zk_known=None
+        ),
+    )
+    if current.began_at is None or current.election not in (
+        ElectionKind.CLEAN,
+        ElectionKind.UNCLEAN,
+    ):
+        return history
+    isr_before = _zk_isr_read(known, event.partition_epoch, current.isr_before)
+    if isr_before == current.isr_before:
+        return history
+    election = _zk_election(event, isr_before)
+    return history.with_epoch(replace(current, isr_before=isr_before, election=election))
+
+
 def _leader_and_isr(history: History, event: LeaderAndIsr) -> History:
     """A ZooKeeper controller's decision carries the partition's whole state:
     a new leader epoch is an election; the same epoch, an ISR change. An
@@ -1300,6 +1360,9 @@ def _leader_and_isr(history: History, event: LeaderAndIsr) -> History:
     )
     if current is not None and event.leader_epoch <= current.leader_epoch:
         if event.leader_epoch == current.leader_epoch:
+            history = _zk_version_shown(history, event)
+            current = history.current_epoch
+            assert current is not None
             if before is None or event.isr != before.isr:
                 history = _isr_recorded(
                     history, event.leader_epoch, event.leader, event.isr, event.origin
@@ -1327,12 +1390,12 @@ def _leader_and_isr(history: History, event: LeaderAndIsr) -> History:
                 "from the ZooKeeper controller's evidence"
             )
         isr_before = before.isr if before is not None else ()
-        if event.leader == NO_LEADER:
-            election = ElectionKind.OFFLINE
-        elif event.leader_recovery_state == RECOVERING or event.leader not in isr_before:
-            election = ElectionKind.UNCLEAN
-        else:
-            election = ElectionKind.CLEAN
+        known = before.zk_known if before is not None else None
+        if known is not None and event.partition_epoch is not None:
+            isr_before = _zk_isr_read(known, event.partition_epoch, isr_before)
+            known = None
+        after = replace(after, zk_known=known)
+        election = _zk_election(event, isr_before)
         start = Bound()
     new_leader_log = history.replica(event.leader)
     view = EpochView(
