@@ -270,6 +270,8 @@ class Session:
     at: datetime | None = None
     #: the leader epoch in force when the leader logged it
     in_epoch: int | None = None
+    #: the lowest fetch offset of the pair's fetches logged in ``in_epoch``
+    lowest: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

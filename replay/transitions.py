@@ -777,6 +777,10 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
         )
     in_epoch = _epoch_in_force(history, fetch.current_leader_epoch)
     history = _epochless_top(history, leader, fetch, in_epoch)
+    before = history.session(leader, fetch.replica)
+    lowest = fetch.fetch_offset
+    if before is not None and before.in_epoch == in_epoch and before.lowest is not None:
+        lowest = min(lowest, before.lowest)
     history = history.with_session(
         leader,
         fetch.replica,
@@ -787,6 +791,7 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
             source=source,
             at=fetch.origin.time,
             in_epoch=in_epoch,
+            lowest=lowest,
         ),
     )
     return _derive_leader_hw(history, leader, in_epoch)
@@ -1236,7 +1241,7 @@ def _become_follower(history: History, event: BecomeFollower) -> History:
     if event.hwm is not None and event.hwm >= 0:
         history = _commit(
             history,
-            _follower_hw_epoch(history, event.leader_epoch, event.hwm),
+            _follower_hw_epoch(history, event.leader_epoch, event.hwm, event.broker),
             event.hwm,
             source,
             event.origin.time,
@@ -1246,16 +1251,29 @@ def _become_follower(history: History, event: BecomeFollower) -> History:
     return _hold(history, event.broker, event.log_end, source)
 
 
-def _follower_hw_epoch(history: History, named: int | None, hwm: int) -> int | None:
+def _follower_hw_epoch(
+    history: History, named: int | None, hwm: int, follower: int | None = None
+) -> int | None:
     """The epoch whose leader exposed a follower's HW. A follower keeps the
     HW it last had when it starts following the leader of epoch E, so after
     an unclean election that HW is the previous leader's, which the new one
     never had (it began below it): it counts for the epoch before E, not for
-    E, unless E's own leader already exposed as much."""
+    E, unless E's own leader already exposed as much, or the follower's
+    fetches from E's leader in E (already folded) show its log ending below
+    the HW: a HW never exceeds its log end, so the one it carried over was
+    lower, and this one came from E's leader."""
     view = history.epoch(named)
     if view is None or view.election not in (ElectionKind.UNCLEAN, ElectionKind.UNCLEAN_RECOVERY):
         return named
     if view.committed is not None and hwm <= view.committed:
+        return named
+    session = None if follower is None else history.session(view.leader, follower)
+    if (
+        session is not None
+        and session.in_epoch == view.leader_epoch
+        and session.lowest is not None
+        and session.lowest < hwm
+    ):
         return named
     earlier = [e.leader_epoch for e in history.epochs if e.leader_epoch < view.leader_epoch]
     return max(earlier) if earlier else named
@@ -1460,7 +1478,7 @@ def _client_hwm(history: History, event: ClientHwm) -> History:
     else:
         # another broker's HW, as a follower's line: from before an unclean
         # election it is the previous leader's
-        epoch = _follower_hw_epoch(history, epoch, event.hwm)
+        epoch = _follower_hw_epoch(history, epoch, event.hwm, broker)
     history = _commit(history, epoch, event.hwm, source, event.origin.time)
     return _hold(history, broker, event.hwm, source)
 

@@ -215,6 +215,49 @@ def test_a_follower_serving_a_consumer_raises_the_mark_but_is_no_leader_exposure
     assert of_kind(result, FindingKind.HWM_REGRESSION) == []
 
 
+def follower_after_unclean_story(refetched_from_zero: bool) -> Story:
+    """Leader 1 of epoch 0 shows HWM 100; the ISR shrinks to [1]; 2 is
+    elected uncleanly in epoch 1 from offset 100 (nothing committed lost).
+    Follower 1 fetches from 2 in epoch 1 (from offset 0 when
+    ``refetched_from_zero``, its log cut, else from 120 only), 2 takes
+    writes 100-119, and 1, serving a consumer (KIP-392), answers with HW
+    120 before any answer of 2's shows it."""
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.tick(1)
+    s.change(isr=(1,))
+    s.tick(1)
+    s.fence(1)
+    s.change(leader=2, isr=(2,))
+    become_leader(s, 2, 1, 100)
+    s.tick(1)
+    if refetched_from_zero:
+        s.fetch(2, 1, 0, epoch=1, last_fetched=0)
+    s.tick(3)  # beyond the skew allowance: the order of the two is fixed
+    for offset in range(100, 120):
+        s.produce(2, offset, acks=1)
+    s.fetch(2, 1, 120, epoch=1, last_fetched=1)
+    consumer_fetch(s, 1, 120, epoch=1)
+    return s
+
+
+def test_a_followers_hw_above_its_log_end_in_the_new_epoch_is_the_new_leaders() -> None:
+    """After an unclean election a follower's HW may be the one it carried
+    over from the previous leader; but follower 1 fetched from offset 0 in
+    epoch 1, so its HW was then at most 0: the HW 120 it shows later came
+    from epoch 1's leader, and no committed offset was lost. Fetching only
+    from 120, its log may have held 120 all along: the HW counts for epoch
+    0, and the election lost [100, 120)."""
+    result = replay_partition(follower_after_unclean_story(True).events, CTX)
+    assert table(result) == [
+        ("truncation_below_hwm", 0, 1, 1, 0, 100, None),
+        ("unclean_election", 0, 1, 2, None, None, 0),
+    ]
+    result = replay_partition(follower_after_unclean_story(False).events, CTX)
+    assert ("unclean_election", 0, 1, 2, 100, 120, 20) in table(result)
+
+
 def test_a_refused_client_answer_shows_nothing() -> None:
     s = consumer_hwm_story(None)
     origin = s._origin("broker-1/kafka-request.log", 1, False)
