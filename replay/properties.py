@@ -148,6 +148,35 @@ def marks(history: History, profile: Profile | None = None) -> dict[int, Mark]:
     return out
 
 
+def start_floor(mark: Mark, history: History, ctx: ReplayContext) -> int | None:
+    """A floor of X for an unclean election whose start is in no line (its
+    leader printed no ``starts at leader epoch``: down when elected, or its
+    log not given), in the KRaft eras, where a replica's log end falls only
+    by recovery at a restart (its load line) or by truncating on a leader's
+    diverging answer (in that leader's request log).
+
+    X is the leader's log end when elected. Up then, that is the end it was
+    last seen holding (``leader_log_end``), when every leader before it has
+    its request log in evidence and no diverging answer to it is unsettled.
+    Down then (elected before its session expired), X is its on-disk log
+    end, which it comes back with at its next restart (``leader_reloaded``).
+    Either way X is at least the lower of the two."""
+    view = mark.view
+    if ctx.profile not in (Profile.KRAFT, Profile.KRAFT_ELR):
+        return None
+    if view.leader_log_end is None or view.leader_reloaded is None:
+        return None
+    if any(
+        d.replica == view.leader and d.resolved_by is None and d.persisted_by is None
+        for d in history.divergences
+    ):
+        return None
+    leaders = {v.leader for v in history.epochs if v.leader_epoch < view.leader_epoch}
+    if not leaders - {NO_LEADER} <= ctx.request_log_observers:
+        return None
+    return min(view.leader_log_end, view.leader_reloaded)
+
+
 def unclean_elections(history: History, ctx: ReplayContext) -> list[UncleanElection]:
     found = []
     for mark in marks(history, ctx.profile).values():
@@ -155,8 +184,13 @@ def unclean_elections(history: History, ctx: ReplayContext) -> list[UncleanElect
         if view.election not in UNCLEAN:
             continue
         hwm, start = mark.committed, mark.start
+        floor = start_floor(mark, history, ctx) if start is None else None
+        start_sources = mark.start_sources
         if hwm is not None and start is not None:
             lo, hi, lost = (start, hwm, hwm - start) if start < hwm else (None, None, 0)
+        elif hwm is not None and floor is not None and floor >= hwm:
+            lo, hi, lost = None, None, 0
+            start_sources += (view.leader_reloaded_source,) if view.leader_reloaded_source else ()
         else:
             lo, hi, lost = None, hwm, None
         found.append(
@@ -169,7 +203,7 @@ def unclean_elections(history: History, ctx: ReplayContext) -> list[UncleanElect
                 records_lost=lost,
                 confidence=Confidence.PROBABLE if mark.derived else Confidence.CONFIRMED,
                 evidence=_sources(
-                    view.began, mark.committed_source, mark.derived_sources, mark.start_sources
+                    view.began, mark.committed_source, mark.derived_sources, start_sources
                 ),
                 detected_at=view.began_at,
                 derived_mark=mark.derived,

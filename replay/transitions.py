@@ -1571,6 +1571,15 @@ def _loaded(history: History, broker: int, log_end: int, origin: Origin) -> Hist
     if restart is not None:
         restart = replace(restart, log_end=log_end, log_end_source=origin.source)
         history = _with_unclean_restart(history, broker, restart)
+    for view in history.epochs:
+        if (
+            view.leader == broker
+            and view.election in (ElectionKind.UNCLEAN, ElectionKind.UNCLEAN_RECOVERY)
+            and view.leader_reloaded is None
+        ):
+            history = history.with_epoch(
+                replace(view, leader_reloaded=log_end, leader_reloaded_source=origin.source)
+            )
     return history
 
 

@@ -258,6 +258,41 @@ def test_a_followers_hw_above_its_log_end_in_the_new_epoch_is_the_new_leaders() 
     assert ("unclean_election", 0, 1, 2, 100, 120, 20) in table(result)
 
 
+def unclean_leader_reloaded_story(reloaded: int | None) -> Story:
+    """Leader 1 of epoch 0 shows HWM 100 to follower 2, whose fetch shows
+    its log at 100; the ISR shrinks to [1], 1 is fenced, and 2 is elected
+    uncleanly in epoch 1. 2 prints no ``starts at leader epoch`` line (down
+    when elected); it comes back later with log end ``reloaded``."""
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.tick(1)
+    s.change(isr=(1,))
+    s.tick(1)
+    s.fence(1)
+    s.change(leader=2, isr=(2,))
+    s.tick(10)
+    if reloaded is not None:
+        s._add(LogLoaded(s._origin("broker-2/server.log", 2, False), 2, reloaded, 0))
+    return s
+
+
+def test_an_unclean_leader_with_no_start_line_held_the_mark_both_before_and_after() -> None:
+    """No line states where epoch 1 began; but 2's log was at 100 when last
+    seen before the election (up then, nothing could cut it unseen in
+    KRaft), and it came back with 100 (down then, that is its on-disk end):
+    either way X >= 100, the mark, and nothing committed was lost. Coming
+    back with 90, or not at all, X is not in evidence."""
+    result = replay_partition(unclean_leader_reloaded_story(100).events, CTX)
+    assert table(result) == [("unclean_election", 0, 1, 2, None, None, 0)]
+    election = of_kind(result, FindingKind.UNCLEAN_ELECTION)[0]
+    assert any(s.source_file == "broker-2/server.log" for s in election.evidence)
+    for reloaded in (90, None):
+        result = replay_partition(unclean_leader_reloaded_story(reloaded).events, CTX)
+        assert of_kind(result, FindingKind.UNCLEAN_ELECTION)[0].records_lost is None
+        assert ("unclean_election", 0, 1, 2, None, 100, None) in table(result)
+
+
 def test_a_refused_client_answer_shows_nothing() -> None:
     s = consumer_hwm_story(None)
     origin = s._origin("broker-1/kafka-request.log", 1, False)
