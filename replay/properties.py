@@ -149,9 +149,9 @@ def marks(history: History, profile: Profile | None = None) -> dict[int, Mark]:
 
 
 def start_floor(mark: Mark, history: History, ctx: ReplayContext) -> int | None:
-    """A floor of X for an unclean election whose start is in no line (its
-    leader printed no ``starts at leader epoch``: down when elected, or its
-    log not given), in the KRaft eras, where a replica's log end falls only
+    """A floor of X for an epoch whose start is in no line (its leader
+    printed no ``starts at leader epoch``: down when elected, or its log not
+    given), in the KRaft eras, where a replica's log end falls only
     by recovery at a restart (its load line) or by truncating on a leader's
     diverging answer (in that leader's request log).
 
@@ -226,8 +226,27 @@ def unclean_enabled(history: History, leader: int | None) -> bool | None:
     return None
 
 
+def sole_leader(all_marks: dict[int, Mark], mark: Mark) -> bool:
+    """Whether ``mark``'s leader has led the partition since it was created,
+    in every epoch in evidence (numbered from 0 with none missing). A leader
+    truncates only on becoming a follower, and leaves the leadership when it
+    stops (a leaderless epoch follows, or another leader): such a leader
+    holds every record the partition ever had, and every replica's records
+    are copies of its own, whatever epoch they were written in."""
+    epoch = mark.view.leader_epoch
+    views = [m.view for e, m in sorted(all_marks.items()) if e <= epoch]
+    return (
+        [v.leader_epoch for v in views] == list(range(epoch + 1))
+        and views[0].election == ElectionKind.INITIAL
+        and all(v.leader == mark.view.leader for v in views)
+    )
+
+
 def _removed_committed(
-    t: Truncation, all_marks: dict[int, Mark], profile: Profile | None = None
+    t: Truncation,
+    all_marks: dict[int, Mark],
+    profile: Profile | None = None,
+    floors: dict[int, int] | None = None,
 ) -> tuple[int | None, Source | None, Scope, int | None, tuple[Source, ...] | None]:
     """How much of what ``t`` removed was committed, and was it on the leader.
 
@@ -239,11 +258,15 @@ def _removed_committed(
     Data from an older epoch was committed up to the mark when that epoch
     ended; offsets from the start of any later epoch were rewritten by that
     epoch's leader, so a replica holding them held data that is gone (global).
+    A later epoch whose start is in no line but has a floor (``floors``,
+    ``start_floor``) rewrote nothing below that floor: local when every such
+    start is at or above the committed part, else not decided.
     """
     mark = all_marks.get(t.leader_epoch) if t.leader_epoch is not None else None
     if mark is None:
         return None, None, Scope.UNKNOWN, None, None
-    if t.top_epoch is not None and t.leader_epoch is not None and t.top_epoch >= t.leader_epoch:
+    own = t.top_epoch is not None and t.leader_epoch is not None and t.top_epoch >= t.leader_epoch
+    if own or sole_leader(all_marks, mark):
         candidates = [v for v in (mark.base, t.epoch_committed) if v is not None]
         end = max(candidates) if candidates else None
         src = t.epoch_committed_source if end == t.epoch_committed else mark.committed_source
@@ -272,10 +295,16 @@ def _removed_committed(
         return None, None, Scope.UNKNOWN, None, None
     derived = ended.derived_sources if ended.derived else None
     starts = [m.start for m in later]
+    top = min(t.from_offset, end)
     if any(s is None for s in starts):
+        floored = [
+            m.start if m.start is not None else (floors or {}).get(m.view.leader_epoch)
+            for m in later
+        ]
+        if all(f is not None and f >= top for f in floored):
+            return end, ended.committed_source, Scope.LOCAL, None, derived
         return end, ended.committed_source, Scope.UNKNOWN, None, derived
     rewritten_from = min(s for s in starts if s is not None)
-    top = min(t.from_offset, end)
     if rewritten_from >= top:
         return end, ended.committed_source, Scope.LOCAL, None, derived
     lost = top - max(rewritten_from, t.to_offset)
@@ -286,9 +315,14 @@ def truncations_below_hwm(
     history: History, ctx: ReplayContext, causes: dict[int, str], all_marks: dict[int, Mark]
 ) -> list[TruncationBelowHwm]:
     found = []
+    floors = {
+        e: f
+        for e, m in all_marks.items()
+        if m.start is None and (f := start_floor(m, history, ctx)) is not None
+    }
     for t in history.truncations:
         committed, committed_source, scope, lost, derived = _removed_committed(
-            t, all_marks, ctx.profile
+            t, all_marks, ctx.profile, floors
         )
         if committed is None or t.to_offset >= committed:
             continue

@@ -221,8 +221,8 @@ class EpochView:
     lowest_write: int | None = None
     #: the highest log end the new leader was seen to hold before it
     leader_log_end: int | None = None
-    #: the log end the new leader came back with at its first restart after
-    #: the epoch began (its ``Completed load of log`` line), with that line
+    #: the log end its leader came back with at its first restart after the
+    #: epoch began (its ``Completed load of log`` line), with that line
     leader_reloaded: int | None = None
     leader_reloaded_source: Source | None = None
     #: the first HWM its leader exposed in it (a leader's HWM only rises

@@ -1343,9 +1343,7 @@ def _zk_version_shown(history: History, event: LeaderAndIsr) -> History:
         return history
     history = replace(
         history,
-        registration=replace(
-            registration, partition_epoch=event.partition_epoch, zk_known=None
-        ),
+        registration=replace(registration, partition_epoch=event.partition_epoch, zk_known=None),
     )
     if current.began_at is None or current.election not in (
         ElectionKind.CLEAN,
@@ -1572,11 +1570,7 @@ def _loaded(history: History, broker: int, log_end: int, origin: Origin) -> Hist
         restart = replace(restart, log_end=log_end, log_end_source=origin.source)
         history = _with_unclean_restart(history, broker, restart)
     for view in history.epochs:
-        if (
-            view.leader == broker
-            and view.election in (ElectionKind.UNCLEAN, ElectionKind.UNCLEAN_RECOVERY)
-            and view.leader_reloaded is None
-        ):
+        if view.leader == broker and view.leader_reloaded is None:
             history = history.with_epoch(
                 replace(view, leader_reloaded=log_end, leader_reloaded_source=origin.source)
             )

@@ -293,6 +293,45 @@ def test_an_unclean_leader_with_no_start_line_held_the_mark_both_before_and_afte
         assert ("unclean_election", 0, 1, 2, None, 100, None) in table(result)
 
 
+def later_start_floor_story(reloaded: int | None) -> Story:
+    """Leader 1 of epoch 0 shows HWM 100 to followers 2 and 3, whose fetches
+    show their logs at 100. 2 is elected (cleanly) in epoch 1 and prints no
+    ``starts at leader epoch`` line; it comes back later with ``reloaded``.
+    Then 1, fetching from 2 in epoch 1 with its epoch-0 data, is at 60."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.fetch(1, 3, 100, epoch=0, last_fetched=0, hwm=100)
+    s.tick(5)
+    s.fence(1)
+    s.change(leader=2, isr=(2, 3))
+    s.tick(10)
+    if reloaded is not None:
+        s._add(LogLoaded(s._origin("broker-2/server.log", 2, False), 2, reloaded, 0))
+    s.tick(10)
+    s.fetch(2, 1, 60, epoch=1, last_fetched=0)
+    return s
+
+
+def test_a_later_epoch_with_no_start_line_rewrote_nothing_below_its_floor() -> None:
+    """1 cut its epoch-0 records [60, 100), committed. Epoch 1 began where
+    2's log ended, in no line; but 2 held 100 before it and came back with
+    100 after it, so epoch 1 began at 100 or above: it rewrote none of them,
+    and the leader holds them (local). Coming back with 70, epoch 1 may
+    have rewritten [70, 100): not decided."""
+    result = replay_partition(later_start_floor_story(100).events, CTX)
+    truncations = of_kind(result, FindingKind.TRUNCATION_BELOW_HWM)
+    assert [
+        (t.leader_epoch, t.replica, t.offset_start, t.offset_end, t.records_lost, t.qualifier)
+        for t in truncations
+    ] == [(1, 1, 60, 100, None, Scope.LOCAL)]
+    result = replay_partition(later_start_floor_story(70).events, CTX)
+    truncations = of_kind(result, FindingKind.TRUNCATION_BELOW_HWM)
+    assert [(t.leader_epoch, t.replica, t.qualifier) for t in truncations] == [
+        (1, 1, Scope.UNKNOWN)
+    ]
+
+
 def test_a_refused_client_answer_shows_nothing() -> None:
     s = consumer_hwm_story(None)
     origin = s._origin("broker-1/kafka-request.log", 1, False)

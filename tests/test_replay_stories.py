@@ -601,3 +601,52 @@ def test_a_zookeeper_leaders_isr_write_that_the_next_version_shows_failed_is_not
         for f in result.findings
         if f.kind.value == "unclean_election"
     ) == [("unclean_election", KEY, 1, 1, None, 100)]
+
+
+def _zk_hw_sole_leader_story(second_leader: int) -> Story:
+    """zk-hw (0.10.1): leader 1 of epoch 0, ISR [1, 2, 3]; followers 2 and 3
+    fetch to 80 (the derived HW: 80). Replica 3 stops and the controller
+    takes it out of the ISR, bumping the epoch (leader ``second_leader``);
+    3 comes back and truncates to its checkpointed HW, 60."""
+    from replay.types import FollowerFetch, LeaderAndIsr, LogTruncated
+
+    s = Story()
+
+    def decide(leader: int, epoch: int, isr: tuple[int, ...], version: int) -> None:
+        origin = s._origin("controller/state-change.log", None, False)
+        s._add(LeaderAndIsr(origin, leader, epoch, isr, version, None, 1))
+
+    decide(1, 0, (1, 2, 3), 0)
+    for offset in (40, 80):
+        for follower in (2, 3):
+            origin = s._origin("broker-1/kafka-request.log", 1, False)
+            s._add(FollowerFetch(origin, follower, offset, None, None))
+        s.tick()
+    s.tick(10)
+    decide(second_leader, 1, (second_leader, 2) if second_leader != 2 else (2,), 1)
+    s.tick(5)
+    s._add(LogTruncated(s._origin("broker-3/server.log", 3, False), 3, 60))
+    return s
+
+
+def test_a_replica_truncating_under_the_partitions_only_leader_truncates_locally() -> None:
+    """zk-hw data carries no epoch, so which leader wrote a replica's records
+    is not in them; but leader 1 has led the partition since its creation
+    (epochs 0 and 1, none missing): every replica's records are copies of
+    its log, which it still holds (a leader truncates only when it follows).
+    3's cut below the HW is local, [60, 80). With epoch 1 led by 2, whose
+    start is in no line, it is not decided."""
+    from replay.types import Profile
+
+    ctx = ReplayContext(KEY, profile=Profile.ZK_HW, request_log_observers=frozenset({1, 2}))
+    result = replay_partition(_zk_hw_sole_leader_story(1).events, ctx)
+    assert sorted(
+        (f.kind.value, f.leader_epoch, f.replica, f.offset_start, f.offset_end, f.qualifier)
+        for f in result.findings
+    ) == [("truncation_below_hwm", 1, 3, 60, 80, Scope.LOCAL)]
+    result = replay_partition(_zk_hw_sole_leader_story(2).events, ctx)
+    assert [
+        (f.kind.value, f.leader_epoch, f.replica, f.qualifier)
+        for f in result.findings
+        if f.kind.value == "truncation_below_hwm"
+    ] == [("truncation_below_hwm", 1, 3, Scope.UNKNOWN)]
