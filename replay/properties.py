@@ -260,13 +260,13 @@ def _removed_committed(
     epoch's leader, so a replica holding them held data that is gone (global).
     A later epoch whose start is in no line but has a floor (``floors``,
     ``start_floor``) rewrote nothing below that floor: local when every such
-    start is at or above the committed part, else not decided.
+    start is at or above the committed part, else not decided. Under the
+    partition's only leader (``sole_leader``) nothing was rewritten: local.
     """
     mark = all_marks.get(t.leader_epoch) if t.leader_epoch is not None else None
     if mark is None:
         return None, None, Scope.UNKNOWN, None, None
-    own = t.top_epoch is not None and t.leader_epoch is not None and t.top_epoch >= t.leader_epoch
-    if own or sole_leader(all_marks, mark):
+    if t.top_epoch is not None and t.leader_epoch is not None and t.top_epoch >= t.leader_epoch:
         candidates = [v for v in (mark.base, t.epoch_committed) if v is not None]
         end = max(candidates) if candidates else None
         src = t.epoch_committed_source if end == t.epoch_committed else mark.committed_source
@@ -294,6 +294,8 @@ def _removed_committed(
     if end is None:
         return None, None, Scope.UNKNOWN, None, None
     derived = ended.derived_sources if ended.derived else None
+    if sole_leader(all_marks, mark):
+        return end, ended.committed_source, Scope.LOCAL, None, derived
     starts = [m.start for m in later]
     top = min(t.from_offset, end)
     if any(s is None for s in starts):
