@@ -151,19 +151,21 @@ def marks(history: History, profile: Profile | None = None) -> dict[int, Mark]:
 def start_floor(mark: Mark, history: History, ctx: ReplayContext) -> int | None:
     """A floor of X for an epoch whose start is in no line (its leader
     printed no ``starts at leader epoch``: down when elected, or its log not
-    given), in the KRaft eras, where a replica's log end falls only
-    by recovery at a restart (its load line) or by truncating on a leader's
-    diverging answer (in that leader's request log).
+    given). A replica's log end falls only by recovery at a restart (its
+    load line) or by a truncation, which its own server.log prints (every
+    era: ``Truncating ... to offset``), on a leader's diverging or epoch
+    answer (in that leader's request log) or, in zk-hw, on becoming a
+    follower.
 
     X is the leader's log end when elected. Up then, that is the end it was
     last seen holding (``leader_log_end``), when every leader before it has
-    its request log in evidence and no diverging answer to it is unsettled.
-    Down then (elected before its session expired), X is its on-disk log
-    end, which it comes back with at its next restart (``leader_reloaded``).
-    Either way X is at least the lower of the two."""
+    its request log in evidence, no diverging answer to it is unsettled, and
+    its server.log is in evidence (the timed load line below). Down then
+    (elected before its session expired), X is its on-disk log end, which
+    it comes back with at its next restart (``leader_reloaded``, a timed
+    line of its server.log: never a pasted excerpt, which may leave lines
+    out). Either way X is at least the lower of the two."""
     view = mark.view
-    if ctx.profile not in (Profile.KRAFT, Profile.KRAFT_ELR):
-        return None
     if view.leader_log_end is None or view.leader_reloaded is None:
         return None
     if any(

@@ -1570,6 +1570,8 @@ def _loaded(history: History, broker: int, log_end: int, origin: Origin) -> Hist
         restart = replace(restart, log_end=log_end, log_end_source=origin.source)
         history = _with_unclean_restart(history, broker, restart)
     for view in history.epochs:
+        if origin.time is None:
+            break  # a pasted excerpt may leave lines out (``start_floor``)
         if view.leader == broker and view.leader_reloaded is None:
             history = history.with_epoch(
                 replace(view, leader_reloaded=log_end, leader_reloaded_source=origin.source)

@@ -8,6 +8,7 @@ clock; the skew allowance is 2 s (ReplayContext's default)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -38,6 +39,7 @@ from replay.types import (
     Profile,
     RecoveryTruncation,
     Scope,
+    Source,
     TopicConfig,
     Verdict,
 )
@@ -293,7 +295,7 @@ def test_an_unclean_leader_with_no_start_line_held_the_mark_both_before_and_afte
         assert ("unclean_election", 0, 1, 2, None, 100, None) in table(result)
 
 
-def later_start_floor_story(reloaded: int | None) -> Story:
+def later_start_floor_story(reloaded: int | None, excerpt: bool = False) -> Story:
     """Leader 1 of epoch 0 shows HWM 100 to followers 2 and 3, whose fetches
     show their logs at 100. 2 is elected (cleanly) in epoch 1 and prints no
     ``starts at leader epoch`` line; it comes back later with ``reloaded``.
@@ -307,7 +309,10 @@ def later_start_floor_story(reloaded: int | None) -> Story:
     s.change(leader=2, isr=(2, 3))
     s.tick(10)
     if reloaded is not None:
-        s._add(LogLoaded(s._origin("broker-2/server.log", 2, False), 2, reloaded, 0))
+        origin = s._origin("broker-2/server.log", 2, False)
+        if excerpt:  # pasted into a ticket: no timestamp
+            origin = replace(origin, source=Source("broker-2/server-excerpt.txt", 1), time=None)
+        s._add(LogLoaded(origin, 2, reloaded, 0))
     s.tick(10)
     s.fetch(2, 1, 60, epoch=1, last_fetched=0)
     return s
@@ -318,18 +323,19 @@ def test_a_later_epoch_with_no_start_line_rewrote_nothing_below_its_floor() -> N
     2's log ended, in no line; but 2 held 100 before it and came back with
     100 after it, so epoch 1 began at 100 or above: it rewrote none of them,
     and the leader holds them (local). Coming back with 70, epoch 1 may
-    have rewritten [70, 100): not decided."""
+    have rewritten [70, 100): not decided; nor when the load line is a
+    pasted excerpt, which may have left a truncation line out."""
     result = replay_partition(later_start_floor_story(100).events, CTX)
     truncations = of_kind(result, FindingKind.TRUNCATION_BELOW_HWM)
     assert [
         (t.leader_epoch, t.replica, t.offset_start, t.offset_end, t.records_lost, t.qualifier)
         for t in truncations
     ] == [(1, 1, 60, 100, None, Scope.LOCAL)]
-    result = replay_partition(later_start_floor_story(70).events, CTX)
-    truncations = of_kind(result, FindingKind.TRUNCATION_BELOW_HWM)
-    assert [(t.leader_epoch, t.replica, t.qualifier) for t in truncations] == [
-        (1, 1, Scope.UNKNOWN)
-    ]
+    for story in (later_start_floor_story(70), later_start_floor_story(100, excerpt=True)):
+        truncations = of_kind(replay_partition(story.events, CTX), FindingKind.TRUNCATION_BELOW_HWM)
+        assert [(t.leader_epoch, t.replica, t.qualifier) for t in truncations] == [
+            (1, 1, Scope.UNKNOWN)
+        ]
 
 
 def test_a_refused_client_answer_shows_nothing() -> None:
