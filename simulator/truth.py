@@ -127,6 +127,9 @@ class Truth:
         self.hwm_lineage_evidence: dict[Key, int] = {}
         self.epochs: dict[Key, dict[int, EpochInfo]] = {}
         self.watch: dict[Key, tuple[int, int, int, int]] = {}  # epoch, leader, H(E), evidence
+        #: a loss at the start of an epoch whose leader was down when elected
+        #: (its X in no artefact): epoch, leader, X, the mark it cut shown
+        self.unseen_loss: dict[Key, tuple[int, int, int, int]] = {}
         self.drops: dict[tuple[Key, int], Drop] = {}
         self.position: dict[tuple[Key, int], int] = {}  # replica log end in evidence
         self.findings: list[dict[str, Any]] = []
@@ -332,6 +335,21 @@ class Truth:
         h_lin_ev = self.hwm_lineage_evidence[key]
         self.epochs[key][epoch] = EpochInfo(leader, x, h, h_ev, h_lin, h_lin_ev)
         down = not leader_alive and x < h
+        unseen = self.unseen_loss.pop(key, None)
+        if unseen is not None and x < unseen[3] and leader_alive:
+            # The evidence shows the earlier epoch's loss only here: it states
+            # no X for that epoch, so a reader finds the mark it cut still in
+            # force, and this leader's start (and first HWM) below it.
+            e0, l0, x0, _ = unseen
+            reason = (
+                f"leader {l0} of epoch {e0} was down when elected: X={x0} is in no artefact, so "
+                f"the loss it made shows in epoch {epoch}, whose leader {leader}'s start is stated"
+            )
+            for kind in ("committed_data_loss", "hwm_regression"):
+                self._note(key, kind, epoch, reason)
+                self._flush_notes(None, key, kind, epoch)
+        if down and x < h_lin_ev:
+            self.unseen_loss[key] = (epoch, leader, x, h_lin_ev)
         # the same on the marks the artefacts show (unknowable when the leader
         # was down: X is then in no artefact)
         real = (x, h_lin, h_lin - x, None) if x < h_lin else None
