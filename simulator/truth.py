@@ -127,6 +127,8 @@ class Truth:
         self.hwm_lineage_evidence: dict[Key, int] = {}
         self.epochs: dict[Key, dict[int, EpochInfo]] = {}
         self.watch: dict[Key, tuple[int, int, int, int]] = {}  # epoch, leader, H(E), evidence
+        #: brokers whose request log holds no line (``silent_request_logs``)
+        self.silent: set[int] = set()
         #: a loss at the start of an epoch whose leader was down when elected
         #: (its X in no artefact): epoch, leader, X, the mark it cut shown
         self.unseen_loss: dict[Key, tuple[int, int, int, int]] = {}
@@ -862,6 +864,30 @@ class Truth:
             table.clear()
 
     # -- artefacts taken away (the evidence scenarios) ---------------------------
+    def silent_request_logs(self, silent: set[int]) -> None:
+        """Brokers whose request log holds no line: an empty kafka-request.log
+        is also what a broker with the request logger off leaves, so the file
+        shows nothing of what a leader among them exposed (or that it exposed
+        nothing, as when it never served its epoch). A partition with no
+        finding is then not shown valid (``result``)."""
+        self.silent = set(silent)
+
+    def _silent_leaders(self) -> None:
+        bad = {(f["topic"], f["partition"]) for f in self.findings}
+        for key in self.keys:
+            if key in bad:
+                continue  # its findings show it invalid whatever the leader exposed
+            for epoch, info in sorted(self.epochs[key].items()):
+                if info.leader in self.silent:
+                    self._note(
+                        key,
+                        "hwm_regression",
+                        epoch,
+                        f"broker {info.leader}, leader in epoch {epoch}, wrote no request-log "
+                        "line: the HWM it exposed (if any) is in no artefact",
+                    )
+                    self._flush_notes(None, key, "hwm_regression", epoch)
+
     def artefacts_written(self, write: tuple[str, ...] | None, excerpts_only: bool) -> None:
         """What the findings are when only some artefact families were written
         (``Evidence.write``): every value computed above assumes request logs,
@@ -964,6 +990,7 @@ class Truth:
     # -- result ----------------------------------------------------------------
     def result(self) -> dict[str, Any]:
         self._close_rules()
+        self._silent_leaders()
         verdicts = {}
         bad = {(f["topic"], f["partition"]) for f in self.findings}
         for key in self.keys:
