@@ -230,17 +230,19 @@ def unclean_enabled(history: History, leader: int | None) -> bool | None:
 
 def sole_leader(all_marks: dict[int, Mark], mark: Mark) -> bool:
     """Whether ``mark``'s leader has led the partition since it was created,
-    in every epoch in evidence (numbered from 0 with none missing). A leader
-    truncates only on becoming a follower, and leaves the leadership when it
-    stops (a leaderless epoch follows, or another leader): such a leader
+    in every epoch in evidence (numbered from 0 with none missing), and no
+    startup line of it came after any of them began. A leader truncates only
+    on becoming a follower, and loses records only in a crash: such a leader
     holds every record the partition ever had, and every replica's records
-    are copies of its own, whatever epoch they were written in."""
+    are copies of its own, whatever epoch they were written in. (A ZooKeeper
+    controller re-elects a sole replica that comes back with the next epoch
+    and no leaderless one between: hence the startup lines.)"""
     epoch = mark.view.leader_epoch
     views = [m.view for e, m in sorted(all_marks.items()) if e <= epoch]
     return (
         [v.leader_epoch for v in views] == list(range(epoch + 1))
         and views[0].election == ElectionKind.INITIAL
-        and all(v.leader == mark.view.leader for v in views)
+        and all(v.leader == mark.view.leader and not v.leader_restarted for v in views)
     )
 
 

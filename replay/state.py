@@ -225,6 +225,9 @@ class EpochView:
     #: epoch began (its ``Completed load of log`` line), with that line
     leader_reloaded: int | None = None
     leader_reloaded_source: Source | None = None
+    #: its leader's startup lines (any form, a pasted excerpt too) came after
+    #: the epoch began: the leader restarted at some time after that
+    leader_restarted: bool = False
     #: the first HWM its leader exposed in it (a leader's HWM only rises
     #: within its epoch, so this is the lowest), and the first while it was
     #: the only ISR member

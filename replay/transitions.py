@@ -1507,9 +1507,18 @@ def _with_unclean_restart(history: History, broker: int, restart: UncleanRestart
     return replace(history, unclean_restarts=rest + ((restart,) if restart is not None else ()))
 
 
+def _leader_restarted(history: History, broker: int) -> History:
+    """Note on every epoch ``broker`` led so far that it restarted since."""
+    for view in history.epochs:
+        if view.leader == broker and not view.leader_restarted:
+            history = history.with_epoch(replace(view, leader_restarted=True))
+    return history
+
+
 def _broker_restart(history: History, event: BrokerRestart) -> History:
     """A broker started. A clean shutdown ends any earlier unclean state; an
     unclean one, or one its version does not describe, opens one."""
+    history = _leader_restarted(history, event.broker)
     if event.clean is True:
         return _with_unclean_restart(history, event.broker, None)
     restart = UncleanRestart(event.broker, event.clean, event.origin.source, event.origin.time)
@@ -1569,6 +1578,7 @@ def _loaded(history: History, broker: int, log_end: int, origin: Origin) -> Hist
     if restart is not None:
         restart = replace(restart, log_end=log_end, log_end_source=origin.source)
         history = _with_unclean_restart(history, broker, restart)
+    history = _leader_restarted(history, broker)
     for view in history.epochs:
         if origin.time is None:
             break  # a pasted excerpt may leave lines out (``start_floor``)

@@ -603,12 +603,12 @@ def test_a_zookeeper_leaders_isr_write_that_the_next_version_shows_failed_is_not
     ) == [("unclean_election", KEY, 1, 1, None, 100)]
 
 
-def _zk_hw_sole_leader_story(second_leader: int) -> Story:
+def _zk_hw_sole_leader_story(second_leader: int, leader_restarts: bool = False) -> Story:
     """zk-hw (0.10.1): leader 1 of epoch 0, ISR [1, 2, 3]; followers 2 and 3
     fetch to 80 (the derived HW: 80). Replica 3 stops and the controller
     takes it out of the ISR, bumping the epoch (leader ``second_leader``);
     3 comes back and truncates to its checkpointed HW, 60."""
-    from replay.types import FollowerFetch, LeaderAndIsr, LogTruncated
+    from replay.types import FollowerFetch, LeaderAndIsr, LogLoaded, LogTruncated
 
     s = Story()
 
@@ -623,6 +623,8 @@ def _zk_hw_sole_leader_story(second_leader: int) -> Story:
             s._add(FollowerFetch(origin, follower, offset, None, None))
         s.tick()
     s.tick(10)
+    if leader_restarts:  # back from a crash as the sole live replica: re-elected
+        s._add(LogLoaded(s._origin("broker-1/server.log", 1, False), 1, 70, 0))
     decide(second_leader, 1, (second_leader, 2) if second_leader != 2 else (2,), 1)
     s.tick(5)
     s._add(LogTruncated(s._origin("broker-3/server.log", 3, False), 3, 60))
@@ -635,7 +637,8 @@ def test_a_replica_truncating_under_the_partitions_only_leader_truncates_locally
     (epochs 0 and 1, none missing): every replica's records are copies of
     its log, which it still holds (a leader truncates only when it follows).
     3's cut below the HW is local, [60, 80). With epoch 1 led by 2, whose
-    start is in no line, it is not decided."""
+    start is in no line, it is not decided; nor when 1 restarted (a crash may
+    have cut its log, and the controller re-elects it with the next epoch)."""
     from replay.types import Profile
 
     ctx = ReplayContext(KEY, profile=Profile.ZK_HW, request_log_observers=frozenset({1, 2}))
@@ -644,9 +647,10 @@ def test_a_replica_truncating_under_the_partitions_only_leader_truncates_locally
         (f.kind.value, f.leader_epoch, f.replica, f.offset_start, f.offset_end, f.qualifier)
         for f in result.findings
     ) == [("truncation_below_hwm", 1, 3, 60, 80, Scope.LOCAL)]
-    result = replay_partition(_zk_hw_sole_leader_story(2).events, ctx)
-    assert [
-        (f.kind.value, f.leader_epoch, f.replica, f.qualifier)
-        for f in result.findings
-        if f.kind.value == "truncation_below_hwm"
-    ] == [("truncation_below_hwm", 1, 3, Scope.UNKNOWN)]
+    for story in (_zk_hw_sole_leader_story(2), _zk_hw_sole_leader_story(1, leader_restarts=True)):
+        result = replay_partition(story.events, ctx)
+        assert [
+            (f.kind.value, f.leader_epoch, f.replica, f.qualifier)
+            for f in result.findings
+            if f.kind.value == "truncation_below_hwm"
+        ] == [("truncation_below_hwm", 1, 3, Scope.UNKNOWN)]
