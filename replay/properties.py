@@ -148,6 +148,37 @@ def marks(history: History, profile: Profile | None = None) -> dict[int, Mark]:
     return out
 
 
+def start_floor(mark: Mark, history: History, ctx: ReplayContext) -> int | None:
+    """A floor of X for an epoch whose start is in no line (its leader
+    printed no ``starts at leader epoch``: down when elected, or its log not
+    given). A replica's log end falls only by recovery at a restart (its
+    load line) or by a truncation, which its own server.log prints (every
+    era: ``Truncating ... to offset``), on a leader's diverging or epoch
+    answer (in that leader's request log) or, in zk-hw, on becoming a
+    follower.
+
+    X is the leader's log end when elected. Up then, that is the end it was
+    last seen holding (``leader_log_end``), when every leader before it has
+    its request log in evidence, no diverging answer to it is unsettled, and
+    its server.log is in evidence (the timed load line below). Down then
+    (elected before its session expired), X is its on-disk log end, which
+    it comes back with at its next restart (``leader_reloaded``, a timed
+    line of its server.log: never a pasted excerpt, which may leave lines
+    out). Either way X is at least the lower of the two."""
+    view = mark.view
+    if view.leader_log_end is None or view.leader_reloaded is None:
+        return None
+    if any(
+        d.replica == view.leader and d.resolved_by is None and d.persisted_by is None
+        for d in history.divergences
+    ):
+        return None
+    leaders = {v.leader for v in history.epochs if v.leader_epoch < view.leader_epoch}
+    if not leaders - {NO_LEADER} <= ctx.request_log_observers:
+        return None
+    return min(view.leader_log_end, view.leader_reloaded)
+
+
 def unclean_elections(history: History, ctx: ReplayContext) -> list[UncleanElection]:
     found = []
     for mark in marks(history, ctx.profile).values():
@@ -155,8 +186,13 @@ def unclean_elections(history: History, ctx: ReplayContext) -> list[UncleanElect
         if view.election not in UNCLEAN:
             continue
         hwm, start = mark.committed, mark.start
+        floor = start_floor(mark, history, ctx) if start is None else None
+        start_sources = mark.start_sources
         if hwm is not None and start is not None:
             lo, hi, lost = (start, hwm, hwm - start) if start < hwm else (None, None, 0)
+        elif hwm is not None and floor is not None and floor >= hwm:
+            lo, hi, lost = None, None, 0
+            start_sources += (view.leader_reloaded_source,) if view.leader_reloaded_source else ()
         else:
             lo, hi, lost = None, hwm, None
         found.append(
@@ -169,7 +205,7 @@ def unclean_elections(history: History, ctx: ReplayContext) -> list[UncleanElect
                 records_lost=lost,
                 confidence=Confidence.PROBABLE if mark.derived else Confidence.CONFIRMED,
                 evidence=_sources(
-                    view.began, mark.committed_source, mark.derived_sources, mark.start_sources
+                    view.began, mark.committed_source, mark.derived_sources, start_sources
                 ),
                 detected_at=view.began_at,
                 derived_mark=mark.derived,
@@ -192,8 +228,29 @@ def unclean_enabled(history: History, leader: int | None) -> bool | None:
     return None
 
 
+def sole_leader(all_marks: dict[int, Mark], mark: Mark) -> bool:
+    """Whether ``mark``'s leader has led the partition since it was created,
+    in every epoch in evidence (numbered from 0 with none missing), and no
+    startup line of it came after any of them began. A leader truncates only
+    on becoming a follower, and loses records only in a crash: such a leader
+    holds every record the partition ever had, and every replica's records
+    are copies of its own, whatever epoch they were written in. (A ZooKeeper
+    controller re-elects a sole replica that comes back with the next epoch
+    and no leaderless one between: hence the startup lines.)"""
+    epoch = mark.view.leader_epoch
+    views = [m.view for e, m in sorted(all_marks.items()) if e <= epoch]
+    return (
+        [v.leader_epoch for v in views] == list(range(epoch + 1))
+        and views[0].election == ElectionKind.INITIAL
+        and all(v.leader == mark.view.leader and not v.leader_restarted for v in views)
+    )
+
+
 def _removed_committed(
-    t: Truncation, all_marks: dict[int, Mark], profile: Profile | None = None
+    t: Truncation,
+    all_marks: dict[int, Mark],
+    profile: Profile | None = None,
+    floors: dict[int, int] | None = None,
 ) -> tuple[int | None, Source | None, Scope, int | None, tuple[Source, ...] | None]:
     """How much of what ``t`` removed was committed, and was it on the leader.
 
@@ -205,6 +262,10 @@ def _removed_committed(
     Data from an older epoch was committed up to the mark when that epoch
     ended; offsets from the start of any later epoch were rewritten by that
     epoch's leader, so a replica holding them held data that is gone (global).
+    A later epoch whose start is in no line but has a floor (``floors``,
+    ``start_floor``) rewrote nothing below that floor: local when every such
+    start is at or above the committed part, else not decided. Under the
+    partition's only leader (``sole_leader``) nothing was rewritten: local.
     """
     mark = all_marks.get(t.leader_epoch) if t.leader_epoch is not None else None
     if mark is None:
@@ -237,11 +298,19 @@ def _removed_committed(
     if end is None:
         return None, None, Scope.UNKNOWN, None, None
     derived = ended.derived_sources if ended.derived else None
+    if sole_leader(all_marks, mark):
+        return end, ended.committed_source, Scope.LOCAL, None, derived
     starts = [m.start for m in later]
+    top = min(t.from_offset, end)
     if any(s is None for s in starts):
+        floored = [
+            m.start if m.start is not None else (floors or {}).get(m.view.leader_epoch)
+            for m in later
+        ]
+        if all(f is not None and f >= top for f in floored):
+            return end, ended.committed_source, Scope.LOCAL, None, derived
         return end, ended.committed_source, Scope.UNKNOWN, None, derived
     rewritten_from = min(s for s in starts if s is not None)
-    top = min(t.from_offset, end)
     if rewritten_from >= top:
         return end, ended.committed_source, Scope.LOCAL, None, derived
     lost = top - max(rewritten_from, t.to_offset)
@@ -252,9 +321,14 @@ def truncations_below_hwm(
     history: History, ctx: ReplayContext, causes: dict[int, str], all_marks: dict[int, Mark]
 ) -> list[TruncationBelowHwm]:
     found = []
+    floors = {
+        e: f
+        for e, m in all_marks.items()
+        if m.start is None and (f := start_floor(m, history, ctx)) is not None
+    }
     for t in history.truncations:
         committed, committed_source, scope, lost, derived = _removed_committed(
-            t, all_marks, ctx.profile
+            t, all_marks, ctx.profile, floors
         )
         if committed is None or t.to_offset >= committed:
             continue

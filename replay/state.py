@@ -102,6 +102,12 @@ class PartitionRegistration:
     removing_replicas: tuple[int, ...] = ()
     elr: tuple[int, ...] = ()
     last_known_elr: tuple[int, ...] = ()
+    #: ZooKeeper eras: (zkVersion, ISR) of the last state whose zkVersion is
+    #: in evidence, while ``isr`` holds a leader's own ISR write that no
+    #: version confirms (its ``Shrinking`` / ``Expanding ISR`` line is printed
+    #: before the conditional ZooKeeper write, which may fail); kept on an
+    #: election whose own zkVersion is not in evidence yet
+    zk_known: tuple[int, tuple[int, ...]] | None = None
 
     @staticmethod
     def of(record: PartitionRecord) -> PartitionRegistration:
@@ -215,6 +221,13 @@ class EpochView:
     lowest_write: int | None = None
     #: the highest log end the new leader was seen to hold before it
     leader_log_end: int | None = None
+    #: the log end its leader came back with at its first restart after the
+    #: epoch began (its ``Completed load of log`` line), with that line
+    leader_reloaded: int | None = None
+    leader_reloaded_source: Source | None = None
+    #: its leader's startup lines (any form, a pasted excerpt too) came after
+    #: the epoch began: the leader restarted at some time after that
+    leader_restarted: bool = False
     #: the first HWM its leader exposed in it (a leader's HWM only rises
     #: within its epoch, so this is the lowest), and the first while it was
     #: the only ISR member
@@ -264,6 +277,8 @@ class Session:
     at: datetime | None = None
     #: the leader epoch in force when the leader logged it
     in_epoch: int | None = None
+    #: the lowest fetch offset of the pair's fetches logged in ``in_epoch``
+    lowest: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -531,7 +531,17 @@ def _isr_updated(history: History, event: IsrUpdated) -> History:
         view = history.current_epoch
         assert view is not None
         history = history.with_epoch(replace(view, isr=event.isr))
-        history = replace(history, registration=replace(registration, isr=event.isr))
+        if event.partition_epoch is not None:
+            written = replace(
+                registration, isr=event.isr, partition_epoch=event.partition_epoch, zk_known=None
+            )
+        else:
+            # (after an election whose version is not in evidence, none is)
+            known = None
+            if registration.partition_epoch >= 0:
+                known = registration.zk_known or (registration.partition_epoch, before)
+            written = replace(registration, isr=event.isr, zk_known=known)
+        history = replace(history, registration=written)
     if event.under_min_isr is None:
         return history
     marks = tuple(m for m in history.under_min_marks if m[0] != event.broker)
@@ -770,6 +780,10 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
         )
     in_epoch = _epoch_in_force(history, fetch.current_leader_epoch)
     history = _epochless_top(history, leader, fetch, in_epoch)
+    before = history.session(leader, fetch.replica)
+    lowest = fetch.fetch_offset
+    if before is not None and before.in_epoch == in_epoch and before.lowest is not None:
+        lowest = min(lowest, before.lowest)
     history = history.with_session(
         leader,
         fetch.replica,
@@ -780,6 +794,7 @@ def _follower_fetch(history: History, fetch: FollowerFetch) -> History:
             source=source,
             at=fetch.origin.time,
             in_epoch=in_epoch,
+            lowest=lowest,
         ),
     )
     return _derive_leader_hw(history, leader, in_epoch)
@@ -1229,7 +1244,7 @@ def _become_follower(history: History, event: BecomeFollower) -> History:
     if event.hwm is not None and event.hwm >= 0:
         history = _commit(
             history,
-            _follower_hw_epoch(history, event.leader_epoch, event.hwm),
+            _follower_hw_epoch(history, event.leader_epoch, event.hwm, event.broker),
             event.hwm,
             source,
             event.origin.time,
@@ -1239,16 +1254,29 @@ def _become_follower(history: History, event: BecomeFollower) -> History:
     return _hold(history, event.broker, event.log_end, source)
 
 
-def _follower_hw_epoch(history: History, named: int | None, hwm: int) -> int | None:
+def _follower_hw_epoch(
+    history: History, named: int | None, hwm: int, follower: int | None = None
+) -> int | None:
     """The epoch whose leader exposed a follower's HW. A follower keeps the
     HW it last had when it starts following the leader of epoch E, so after
     an unclean election that HW is the previous leader's, which the new one
     never had (it began below it): it counts for the epoch before E, not for
-    E, unless E's own leader already exposed as much."""
+    E, unless E's own leader already exposed as much, or the follower's
+    fetches from E's leader in E (already folded) show its log ending below
+    the HW: a HW never exceeds its log end, so the one it carried over was
+    lower, and this one came from E's leader."""
     view = history.epoch(named)
     if view is None or view.election not in (ElectionKind.UNCLEAN, ElectionKind.UNCLEAN_RECOVERY):
         return named
     if view.committed is not None and hwm <= view.committed:
+        return named
+    session = None if follower is None else history.session(view.leader, follower)
+    if (
+        session is not None
+        and session.in_epoch == view.leader_epoch
+        and session.lowest is not None
+        and session.lowest < hwm
+    ):
         return named
     earlier = [e.leader_epoch for e in history.epochs if e.leader_epoch < view.leader_epoch]
     return max(earlier) if earlier else named
@@ -1284,6 +1312,54 @@ def _epoch_checkpoint(history: History, event: EpochCheckpoint) -> History:
 # --- ZooKeeper era ------------------------------------------------------------
 
 
+def _zk_election(event: LeaderAndIsr, isr_before: tuple[int, ...]) -> ElectionKind:
+    if event.leader == NO_LEADER:
+        return ElectionKind.OFFLINE
+    if event.leader_recovery_state == RECOVERING or event.leader not in isr_before:
+        return ElectionKind.UNCLEAN
+    return ElectionKind.CLEAN
+
+
+def _zk_isr_read(
+    known: tuple[int, tuple[int, ...]], zk_version: int, written: tuple[int, ...]
+) -> tuple[int, ...]:
+    """The ISR a ZooKeeper controller's decision of zkVersion ``zk_version``
+    was made from. Every write of the partition's state znode (a controller's
+    decision, a leader's own ISR write) is a conditional update that adds one
+    to its version: a decision one version above the last state whose version
+    is in evidence (``known``) was made from that state, so the leader's ISR
+    writes printed since did not land. Otherwise the latest write stands."""
+    version, isr = known
+    return isr if zk_version == version + 1 else written
+
+
+def _zk_version_shown(history: History, event: LeaderAndIsr) -> History:
+    """A copy of the current epoch's decision that states its zkVersion (the
+    broker's ``received LeaderAndIsr request PartitionState(...)``) after a
+    copy that did not (the controller's line): the election is judged again
+    from the ISR the version shows it was made from."""
+    registration, current = history.registration, history.current_epoch
+    if registration is None or registration.partition_epoch >= 0 or current is None:
+        return history
+    known = registration.zk_known
+    if known is None or event.partition_epoch is None:
+        return history
+    history = replace(
+        history,
+        registration=replace(registration, partition_epoch=event.partition_epoch, zk_known=None),
+    )
+    if current.began_at is None or current.election not in (
+        ElectionKind.CLEAN,
+        ElectionKind.UNCLEAN,
+    ):
+        return history
+    isr_before = _zk_isr_read(known, event.partition_epoch, current.isr_before)
+    if isr_before == current.isr_before:
+        return history
+    election = _zk_election(event, isr_before)
+    return history.with_epoch(replace(current, isr_before=isr_before, election=election))
+
+
 def _leader_and_isr(history: History, event: LeaderAndIsr) -> History:
     """A ZooKeeper controller's decision carries the partition's whole state:
     a new leader epoch is an election; the same epoch, an ISR change. An
@@ -1303,6 +1379,9 @@ def _leader_and_isr(history: History, event: LeaderAndIsr) -> History:
     )
     if current is not None and event.leader_epoch <= current.leader_epoch:
         if event.leader_epoch == current.leader_epoch:
+            history = _zk_version_shown(history, event)
+            current = history.current_epoch
+            assert current is not None
             if before is None or event.isr != before.isr:
                 history = _isr_recorded(
                     history, event.leader_epoch, event.leader, event.isr, event.origin
@@ -1330,12 +1409,12 @@ def _leader_and_isr(history: History, event: LeaderAndIsr) -> History:
                 "from the ZooKeeper controller's evidence"
             )
         isr_before = before.isr if before is not None else ()
-        if event.leader == NO_LEADER:
-            election = ElectionKind.OFFLINE
-        elif event.leader_recovery_state == RECOVERING or event.leader not in isr_before:
-            election = ElectionKind.UNCLEAN
-        else:
-            election = ElectionKind.CLEAN
+        known = before.zk_known if before is not None else None
+        if known is not None and event.partition_epoch is not None:
+            isr_before = _zk_isr_read(known, event.partition_epoch, isr_before)
+            known = None
+        after = replace(after, zk_known=known)
+        election = _zk_election(event, isr_before)
         start = Bound()
     new_leader_log = history.replica(event.leader)
     view = EpochView(
@@ -1400,7 +1479,7 @@ def _client_hwm(history: History, event: ClientHwm) -> History:
     else:
         # another broker's HW, as a follower's line: from before an unclean
         # election it is the previous leader's
-        epoch = _follower_hw_epoch(history, epoch, event.hwm)
+        epoch = _follower_hw_epoch(history, epoch, event.hwm, broker)
     history = _commit(history, epoch, event.hwm, source, event.origin.time)
     return _hold(history, broker, event.hwm, source)
 
@@ -1431,9 +1510,18 @@ def _with_unclean_restart(history: History, broker: int, restart: UncleanRestart
     return replace(history, unclean_restarts=rest + ((restart,) if restart is not None else ()))
 
 
+def _leader_restarted(history: History, broker: int) -> History:
+    """Note on every epoch ``broker`` led so far that it restarted since."""
+    for view in history.epochs:
+        if view.leader == broker and not view.leader_restarted:
+            history = history.with_epoch(replace(view, leader_restarted=True))
+    return history
+
+
 def _broker_restart(history: History, event: BrokerRestart) -> History:
     """A broker started. A clean shutdown ends any earlier unclean state; an
     unclean one, or one its version does not describe, opens one."""
+    history = _leader_restarted(history, event.broker)
     if event.clean is True:
         return _with_unclean_restart(history, event.broker, None)
     restart = UncleanRestart(event.broker, event.clean, event.origin.source, event.origin.time)
@@ -1493,6 +1581,14 @@ def _loaded(history: History, broker: int, log_end: int, origin: Origin) -> Hist
     if restart is not None:
         restart = replace(restart, log_end=log_end, log_end_source=origin.source)
         history = _with_unclean_restart(history, broker, restart)
+    history = _leader_restarted(history, broker)
+    for view in history.epochs:
+        if origin.time is None:
+            break  # a pasted excerpt may leave lines out (``start_floor``)
+        if view.leader == broker and view.leader_reloaded is None:
+            history = history.with_epoch(
+                replace(view, leader_reloaded=log_end, leader_reloaded_source=origin.source)
+            )
     return history
 
 

@@ -1795,6 +1795,10 @@ class Cluster:
         self.run_until(end)
         self.stopped = True
         self.final_consistency()
+        if self.evidence.write is None or "request" in self.evidence.write:
+            self.truth.silent_request_logs(
+                {b.id for b in self.brokers.values() if b.log.lines == 0}
+            )
         self.truth.artefacts_written(self.evidence.write, self.evidence.excerpts_only)
         self.close()
 

@@ -127,6 +127,11 @@ class Truth:
         self.hwm_lineage_evidence: dict[Key, int] = {}
         self.epochs: dict[Key, dict[int, EpochInfo]] = {}
         self.watch: dict[Key, tuple[int, int, int, int]] = {}  # epoch, leader, H(E), evidence
+        #: brokers whose request log holds no line (``silent_request_logs``)
+        self.silent: set[int] = set()
+        #: a loss at the start of an epoch whose leader was down when elected
+        #: (its X in no artefact): epoch, leader, X, the mark it cut shown
+        self.unseen_loss: dict[Key, tuple[int, int, int, int]] = {}
         self.drops: dict[tuple[Key, int], Drop] = {}
         self.position: dict[tuple[Key, int], int] = {}  # replica log end in evidence
         self.findings: list[dict[str, Any]] = []
@@ -332,6 +337,21 @@ class Truth:
         h_lin_ev = self.hwm_lineage_evidence[key]
         self.epochs[key][epoch] = EpochInfo(leader, x, h, h_ev, h_lin, h_lin_ev)
         down = not leader_alive and x < h
+        unseen = self.unseen_loss.pop(key, None)
+        if unseen is not None and x < unseen[3] and leader_alive:
+            # The evidence shows the earlier epoch's loss only here: it states
+            # no X for that epoch, so a reader finds the mark it cut still in
+            # force, and this leader's start (and first HWM) below it.
+            e0, l0, x0, _ = unseen
+            reason = (
+                f"leader {l0} of epoch {e0} was down when elected: X={x0} is in no artefact, so "
+                f"the loss it made shows in epoch {epoch}, whose leader {leader}'s start is stated"
+            )
+            for kind in ("committed_data_loss", "hwm_regression"):
+                self._note(key, kind, epoch, reason)
+                self._flush_notes(None, key, kind, epoch)
+        if down and x < h_lin_ev:
+            self.unseen_loss[key] = (epoch, leader, x, h_lin_ev)
         # the same on the marks the artefacts show (unknowable when the leader
         # was down: X is then in no artefact)
         real = (x, h_lin, h_lin - x, None) if x < h_lin else None
@@ -844,6 +864,30 @@ class Truth:
             table.clear()
 
     # -- artefacts taken away (the evidence scenarios) ---------------------------
+    def silent_request_logs(self, silent: set[int]) -> None:
+        """Brokers whose request log holds no line: an empty kafka-request.log
+        is also what a broker with the request logger off leaves, so the file
+        shows nothing of what a leader among them exposed (or that it exposed
+        nothing, as when it never served its epoch). A partition with no
+        finding is then not shown valid (``result``)."""
+        self.silent = set(silent)
+
+    def _silent_leaders(self) -> None:
+        bad = {(f["topic"], f["partition"]) for f in self.findings}
+        for key in self.keys:
+            if key in bad:
+                continue  # its findings show it invalid whatever the leader exposed
+            for epoch, info in sorted(self.epochs[key].items()):
+                if info.leader in self.silent:
+                    self._note(
+                        key,
+                        "hwm_regression",
+                        epoch,
+                        f"broker {info.leader}, leader in epoch {epoch}, wrote no request-log "
+                        "line: the HWM it exposed (if any) is in no artefact",
+                    )
+                    self._flush_notes(None, key, "hwm_regression", epoch)
+
     def artefacts_written(self, write: tuple[str, ...] | None, excerpts_only: bool) -> None:
         """What the findings are when only some artefact families were written
         (``Evidence.write``): every value computed above assumes request logs,
@@ -946,6 +990,7 @@ class Truth:
     # -- result ----------------------------------------------------------------
     def result(self) -> dict[str, Any]:
         self._close_rules()
+        self._silent_leaders()
         verdicts = {}
         bad = {(f["topic"], f["partition"]) for f in self.findings}
         for key in self.keys:

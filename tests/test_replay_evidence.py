@@ -8,6 +8,7 @@ clock; the skew allowance is 2 s (ReplayContext's default)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -38,6 +39,7 @@ from replay.types import (
     Profile,
     RecoveryTruncation,
     Scope,
+    Source,
     TopicConfig,
     Verdict,
 )
@@ -213,6 +215,127 @@ def test_a_follower_serving_a_consumer_raises_the_mark_but_is_no_leader_exposure
     # the mark 50 came from follower 2's answer: 3 started below it
     assert ("committed_data_loss", 0, 1, None, 45, 50, 5) in table(result)
     assert of_kind(result, FindingKind.HWM_REGRESSION) == []
+
+
+def follower_after_unclean_story(refetched_from_zero: bool) -> Story:
+    """Leader 1 of epoch 0 shows HWM 100; the ISR shrinks to [1]; 2 is
+    elected uncleanly in epoch 1 from offset 100 (nothing committed lost).
+    Follower 1 fetches from 2 in epoch 1 (from offset 0 when
+    ``refetched_from_zero``, its log cut, else from 120 only), 2 takes
+    writes 100-119, and 1, serving a consumer (KIP-392), answers with HW
+    120 before any answer of 2's shows it."""
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.tick(1)
+    s.change(isr=(1,))
+    s.tick(1)
+    s.fence(1)
+    s.change(leader=2, isr=(2,))
+    become_leader(s, 2, 1, 100)
+    s.tick(1)
+    if refetched_from_zero:
+        s.fetch(2, 1, 0, epoch=1, last_fetched=0)
+    s.tick(3)  # beyond the skew allowance: the order of the two is fixed
+    for offset in range(100, 120):
+        s.produce(2, offset, acks=1)
+    s.fetch(2, 1, 120, epoch=1, last_fetched=1)
+    consumer_fetch(s, 1, 120, epoch=1)
+    return s
+
+
+def test_a_followers_hw_above_its_log_end_in_the_new_epoch_is_the_new_leaders() -> None:
+    """After an unclean election a follower's HW may be the one it carried
+    over from the previous leader; but follower 1 fetched from offset 0 in
+    epoch 1, so its HW was then at most 0: the HW 120 it shows later came
+    from epoch 1's leader, and no committed offset was lost. Fetching only
+    from 120, its log may have held 120 all along: the HW counts for epoch
+    0, and the election lost [100, 120)."""
+    result = replay_partition(follower_after_unclean_story(True).events, CTX)
+    assert table(result) == [
+        ("truncation_below_hwm", 0, 1, 1, 0, 100, None),
+        ("unclean_election", 0, 1, 2, None, None, 0),
+    ]
+    result = replay_partition(follower_after_unclean_story(False).events, CTX)
+    assert ("unclean_election", 0, 1, 2, 100, 120, 20) in table(result)
+
+
+def unclean_leader_reloaded_story(reloaded: int | None) -> Story:
+    """Leader 1 of epoch 0 shows HWM 100 to follower 2, whose fetch shows
+    its log at 100; the ISR shrinks to [1], 1 is fenced, and 2 is elected
+    uncleanly in epoch 1. 2 prints no ``starts at leader epoch`` line (down
+    when elected); it comes back later with log end ``reloaded``."""
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.tick(1)
+    s.change(isr=(1,))
+    s.tick(1)
+    s.fence(1)
+    s.change(leader=2, isr=(2,))
+    s.tick(10)
+    if reloaded is not None:
+        s._add(LogLoaded(s._origin("broker-2/server.log", 2, False), 2, reloaded, 0))
+    return s
+
+
+def test_an_unclean_leader_with_no_start_line_held_the_mark_both_before_and_after() -> None:
+    """No line states where epoch 1 began; but 2's log was at 100 when last
+    seen before the election (up then, nothing could cut it unseen in
+    KRaft), and it came back with 100 (down then, that is its on-disk end):
+    either way X >= 100, the mark, and nothing committed was lost. Coming
+    back with 90, or not at all, X is not in evidence."""
+    result = replay_partition(unclean_leader_reloaded_story(100).events, CTX)
+    assert table(result) == [("unclean_election", 0, 1, 2, None, None, 0)]
+    election = of_kind(result, FindingKind.UNCLEAN_ELECTION)[0]
+    assert any(s.source_file == "broker-2/server.log" for s in election.evidence)
+    for reloaded in (90, None):
+        result = replay_partition(unclean_leader_reloaded_story(reloaded).events, CTX)
+        assert of_kind(result, FindingKind.UNCLEAN_ELECTION)[0].records_lost is None
+        assert ("unclean_election", 0, 1, 2, None, 100, None) in table(result)
+
+
+def later_start_floor_story(reloaded: int | None, excerpt: bool = False) -> Story:
+    """Leader 1 of epoch 0 shows HWM 100 to followers 2 and 3, whose fetches
+    show their logs at 100. 2 is elected (cleanly) in epoch 1 and prints no
+    ``starts at leader epoch`` line; it comes back later with ``reloaded``.
+    Then 1, fetching from 2 in epoch 1 with its epoch-0 data, is at 60."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.fetch(1, 3, 100, epoch=0, last_fetched=0, hwm=100)
+    s.tick(5)
+    s.fence(1)
+    s.change(leader=2, isr=(2, 3))
+    s.tick(10)
+    if reloaded is not None:
+        origin = s._origin("broker-2/server.log", 2, False)
+        if excerpt:  # pasted into a ticket: no timestamp
+            origin = replace(origin, source=Source("broker-2/server-excerpt.txt", 1), time=None)
+        s._add(LogLoaded(origin, 2, reloaded, 0))
+    s.tick(10)
+    s.fetch(2, 1, 60, epoch=1, last_fetched=0)
+    return s
+
+
+def test_a_later_epoch_with_no_start_line_rewrote_nothing_below_its_floor() -> None:
+    """1 cut its epoch-0 records [60, 100), committed. Epoch 1 began where
+    2's log ended, in no line; but 2 held 100 before it and came back with
+    100 after it, so epoch 1 began at 100 or above: it rewrote none of them,
+    and the leader holds them (local). Coming back with 70, epoch 1 may
+    have rewritten [70, 100): not decided; nor when the load line is a
+    pasted excerpt, which may have left a truncation line out."""
+    result = replay_partition(later_start_floor_story(100).events, CTX)
+    truncations = of_kind(result, FindingKind.TRUNCATION_BELOW_HWM)
+    assert [
+        (t.leader_epoch, t.replica, t.offset_start, t.offset_end, t.records_lost, t.qualifier)
+        for t in truncations
+    ] == [(1, 1, 60, 100, None, Scope.LOCAL)]
+    for story in (later_start_floor_story(70), later_start_floor_story(100, excerpt=True)):
+        truncations = of_kind(replay_partition(story.events, CTX), FindingKind.TRUNCATION_BELOW_HWM)
+        assert [(t.leader_epoch, t.replica, t.qualifier) for t in truncations] == [
+            (1, 1, Scope.UNKNOWN)
+        ]
 
 
 def test_a_refused_client_answer_shows_nothing() -> None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
 from replay import ReplayContext, replay_partition
 from replay.findings import (
     CommittedDataLoss,
@@ -479,8 +483,9 @@ def _zk_isr_story(expansion_line: bool) -> Story:
     """zk-hw (0.10.1): leader 1 of epoch 0 with ISR [1] by the controller's
     decision; follower 2 catches up and leader 1 writes ISR [1, 2] to
     ZooKeeper itself (its ``Expanding ISR`` line, the only INFO trace before
-    2.4, formats-addendum.md 9.4); 1 dies and the controller elects 2 from
-    the live ISR members, ISR [2]."""
+    2.4, formats-addendum.md 9.4), which lands: the znode's version goes
+    from 0 to 1; 1 dies and the controller elects 2 from the live ISR
+    members, ISR [2], version 2."""
     from replay.types import IsrUpdated, LeaderAndIsr
 
     s = Story()
@@ -496,7 +501,7 @@ def _zk_isr_story(expansion_line: bool) -> Story:
     if expansion_line:
         s._add(IsrUpdated(s._origin("broker-1/server.log", 1, False), 1, (1, 2)))
     s.tick(10)
-    decide(2, 1, (2,), 1)
+    decide(2, 1, (2,), 2)
     s.tick()
     s.fetch(2, 1, 150, epoch=1, last_fetched=0)
     return s
@@ -526,3 +531,126 @@ def test_a_zookeeper_leaders_own_isr_write_is_the_next_elections_previous_isr() 
         (f.kind.value, f.key, f.leader_epoch, f.replica, f.offset_start, f.offset_end)
         for f in unseen.findings
     ) == [("unclean_election", KEY, 1, 2, None, None)]
+
+
+def _zk_failed_write_story(received_copy_first: bool) -> Story:
+    """zk-hw (0.10.1): leader 2 of epoch 0, ISR [2, 1], zkVersion 0 (the
+    LeaderAndIsr request its follower received). Leader 2 prints ``Shrinking
+    ISR ... from 2,1 to 2`` three times: the line is printed before the
+    conditional ZooKeeper write, and a write that lands is not repeated. The
+    controller then elects 1 with zkVersion 1: one write since version 0,
+    its own, so it read ISR [2, 1] and 1 was in it. Its decision is in the
+    controller's state-change.log (no zkVersion) and in the request broker 1
+    received (with it), in either order."""
+    from replay.types import IsrUpdated, LeaderAndIsr
+
+    s = Story()
+
+    def decide(leader: int, epoch: int, isr: tuple[int, ...], version: int | None) -> None:
+        where = "controller/state-change.log" if version is None else "broker-1/state-change.log"
+        origin = s._origin(where, None if version is None else 1, False)
+        s._add(LeaderAndIsr(origin, leader, epoch, isr, version, None, 1))
+
+    decide(2, 0, (2, 1), None)
+    decide(2, 0, (2, 1), 0)
+    s.fetch(2, 1, 100, epoch=0, last_fetched=0)
+    for _ in range(3):
+        s.tick(5)
+        s._add(IsrUpdated(s._origin("broker-2/server.log", 2, False), 2, (2,)))
+    s.tick(2)
+    for version in (1, None) if received_copy_first else (None, 1):
+        decide(1, 1, (1,), version)
+    s.tick()
+    s.fetch(1, 2, 100, epoch=1, last_fetched=0)
+    return s
+
+
+@pytest.mark.parametrize("received_copy_first", [True, False])
+def test_a_zookeeper_leaders_isr_write_that_the_next_version_shows_failed_is_not_the_isr(
+    received_copy_first: bool,
+) -> None:
+    """A ZooKeeper decision one zkVersion above the last state whose version
+    is in evidence was made from that state: the leader's ``Shrinking ISR``
+    lines since did not land, so 1 was in the ISR the controller read and its
+    election is clean (no unclean_election). With the decision a version
+    higher (the write landed), 1 was outside it: unclean."""
+    from replay.types import LeaderAndIsr, Profile
+
+    ctx = ReplayContext(KEY, profile=Profile.ZK_HW, request_log_observers=frozenset({1, 2}))
+    story = _zk_failed_write_story(received_copy_first)
+    result = replay_partition(story.events, ctx)
+    assert [(v.leader_epoch, v.leader, v.election, v.isr_before) for v in result.lineage] == [
+        (0, 2, ElectionKind.INITIAL, ()),
+        (1, 1, ElectionKind.CLEAN, (2, 1)),
+    ]
+    assert [f for f in result.findings if f.kind.value == "unclean_election"] == []
+
+    landed = [
+        replace(e, partition_epoch=2)
+        if isinstance(e, LeaderAndIsr) and e.partition_epoch == 1
+        else e
+        for e in story.events
+    ]
+    result = replay_partition(landed, ctx)
+    assert [(v.leader_epoch, v.election, v.isr_before) for v in result.lineage] == [
+        (0, ElectionKind.INITIAL, ()),
+        (1, ElectionKind.UNCLEAN, (2,)),
+    ]
+    assert sorted(
+        (f.kind.value, f.key, f.leader_epoch, f.replica, f.offset_start, f.offset_end)
+        for f in result.findings
+        if f.kind.value == "unclean_election"
+    ) == [("unclean_election", KEY, 1, 1, None, 100)]
+
+
+def _zk_hw_sole_leader_story(second_leader: int, leader_restarts: bool = False) -> Story:
+    """zk-hw (0.10.1): leader 1 of epoch 0, ISR [1, 2, 3]; followers 2 and 3
+    fetch to 80 (the derived HW: 80). Replica 3 stops and the controller
+    takes it out of the ISR, bumping the epoch (leader ``second_leader``);
+    3 comes back and truncates to its checkpointed HW, 60."""
+    from replay.types import FollowerFetch, LeaderAndIsr, LogLoaded, LogTruncated
+
+    s = Story()
+
+    def decide(leader: int, epoch: int, isr: tuple[int, ...], version: int) -> None:
+        origin = s._origin("controller/state-change.log", None, False)
+        s._add(LeaderAndIsr(origin, leader, epoch, isr, version, None, 1))
+
+    decide(1, 0, (1, 2, 3), 0)
+    for offset in (40, 80):
+        for follower in (2, 3):
+            origin = s._origin("broker-1/kafka-request.log", 1, False)
+            s._add(FollowerFetch(origin, follower, offset, None, None))
+        s.tick()
+    s.tick(10)
+    if leader_restarts:  # back from a crash as the sole live replica: re-elected
+        s._add(LogLoaded(s._origin("broker-1/server.log", 1, False), 1, 70, 0))
+    decide(second_leader, 1, (second_leader, 2) if second_leader != 2 else (2,), 1)
+    s.tick(5)
+    s._add(LogTruncated(s._origin("broker-3/server.log", 3, False), 3, 60))
+    return s
+
+
+def test_a_replica_truncating_under_the_partitions_only_leader_truncates_locally() -> None:
+    """zk-hw data carries no epoch, so which leader wrote a replica's records
+    is not in them; but leader 1 has led the partition since its creation
+    (epochs 0 and 1, none missing): every replica's records are copies of
+    its log, which it still holds (a leader truncates only when it follows).
+    3's cut below the HW is local, [60, 80). With epoch 1 led by 2, whose
+    start is in no line, it is not decided; nor when 1 restarted (a crash may
+    have cut its log, and the controller re-elects it with the next epoch)."""
+    from replay.types import Profile
+
+    ctx = ReplayContext(KEY, profile=Profile.ZK_HW, request_log_observers=frozenset({1, 2}))
+    result = replay_partition(_zk_hw_sole_leader_story(1).events, ctx)
+    assert sorted(
+        (f.kind.value, f.leader_epoch, f.replica, f.offset_start, f.offset_end, f.qualifier)
+        for f in result.findings
+    ) == [("truncation_below_hwm", 1, 3, 60, 80, Scope.LOCAL)]
+    for story in (_zk_hw_sole_leader_story(2), _zk_hw_sole_leader_story(1, leader_restarts=True)):
+        result = replay_partition(story.events, ctx)
+        assert [
+            (f.kind.value, f.leader_epoch, f.replica, f.qualifier)
+            for f in result.findings
+            if f.kind.value == "truncation_below_hwm"
+        ] == [("truncation_below_hwm", 1, 3, Scope.UNKNOWN)]

@@ -413,3 +413,94 @@ def test_same_seed_same_bytes(tmp_path: Path) -> None:
     c = tmp_path / "random-c"
     simulator.simulate("random", c, seed=5, **cases[2][1])
     assert digest(c) != digest(tmp_path / "random-a")
+
+
+#: two random clusters of the evidence sweep (tests/test_scenarios.py
+#: ``evidence_sweep``), with their knobs spelled out
+SWEEP_3022 = {
+    "era": "zk-epoch",
+    "version": "1.1",
+    "brokers": 4,
+    "topics": 2,
+    "partitions": 3,
+    "duration": 120,
+    "produce_rate": 4.0,
+    "fault_rate": 4.0,
+    "restart_rate": 2.0,
+    "consumers": True,
+    "startup_lines": True,
+}
+SWEEP_3166 = {
+    "era": "zk-epoch",
+    "version": "2.8",
+    "brokers": 4,
+    "topics": 1,
+    "partitions": 1,
+    "duration": 60,
+    "produce_rate": 4.0,
+    "fault_rate": 4.0,
+    "restart_rate": 2.0,
+    "consumers": True,
+    "startup_lines": True,
+    "list_offsets_ms": 5000,
+    "excerpts": "quote",
+}
+
+
+def test_a_loss_no_artefact_dates_is_noted_where_the_next_stated_start_shows_it(
+    tmp_path: Path,
+) -> None:
+    """Leader 2 of epoch 3 was down when elected: its X (1248, 1404) is in no
+    artefact, so the truth puts the loss in epoch 3 with a note; a reader
+    finds it at epoch 6, where the same leader's start is stated: a note
+    without a finding names that, for both loss kinds, and nothing else."""
+    truth = simulator.simulate("random", tmp_path, seed=3022, **SWEEP_3022)
+    losses = [
+        (f["topic"], f["partition"], f["leader_epoch"], f["offset_start"], f["offset_end"])
+        for f in truth["findings"]
+        if f["kind"] == "committed_data_loss"
+    ]
+    assert losses == [("topic-0", 1, 3, 1248, 2227), ("topic-1", 0, 3, 1404, 2373)]
+    shown = [
+        (n["kind"], n["topic"], n["partition"], n["leader_epoch"], n["reasons"])
+        for n in truth["undecidable"]
+        if n["finding"] is None
+    ]
+    assert shown == [
+        (
+            kind,
+            topic,
+            partition,
+            6,
+            [
+                f"leader 2 of epoch 3 was down when elected: X={x} is in no artefact, so the "
+                "loss it made shows in epoch 6, whose leader 2's start is stated"
+            ],
+        )
+        for topic, partition, x in (("topic-0", 1, 1248), ("topic-1", 0, 1404))
+        for kind in ("committed_data_loss", "hwm_regression")
+    ]
+
+
+def test_a_leader_whose_request_log_holds_no_line_leaves_a_clean_partition_unsure(
+    tmp_path: Path,
+) -> None:
+    """Broker 2 led epoch 1 and wrote no request-log line (its file is empty,
+    as the request logger off would leave it): the partition, with no finding,
+    carries a note naming that; its verdict stays what the model says."""
+    truth = simulator.simulate("random", tmp_path, seed=3166, **SWEEP_3166)
+    assert (tmp_path / "broker-2" / "kafka-request.log").read_text() == ""
+    assert truth["findings"] == [] and truth["verdicts"] == {"topic-0-0": "valid"}
+    assert truth["undecidable"] == [
+        {
+            "finding": None,
+            "kind": "hwm_regression",
+            "topic": "topic-0",
+            "partition": 0,
+            "leader_epoch": 1,
+            "reasons": [
+                "broker 2, leader in epoch 1, wrote no request-log line: the HWM it exposed "
+                "(if any) is in no artefact"
+            ],
+        }
+    ]
