@@ -5,6 +5,13 @@ from collections.abc import Iterator
 
 import pytest
 
+# Under pytest-xdist a worker's ``__main__`` is execnet's, with neither a spec
+# nor a file, which pyspark.sql.connect (imported by Great Expectations) takes
+# for a doctest run without Spark Connect's extras, and exits the worker.
+_main = sys.modules["__main__"]
+if getattr(_main, "__spec__", None) is None and not hasattr(_main, "__file__"):
+    _main.__file__ = "<pytest worker>"
+
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
