@@ -616,8 +616,8 @@ def _corrupt_payloads() -> list[tuple[int, bytes, str]]:
     bad_hc = bytearray(lz4_frame(recs))
     bad_hc[6] ^= 0xFF  # the frame descriptor's checksum byte
     return [
-        (GZIP, gzip.compress(recs)[:-9], "gzip: truncated stream"),
-        (GZIP, gzip.compress(recs) + b"junk!junk!",
+        (GZIP, gzip.compress(recs, mtime=0)[:-9], "gzip: truncated stream"),
+        (GZIP, gzip.compress(recs, mtime=0) + b"junk!junk!",
          "gzip: Error -3 while decompressing data: incorrect header check"),
         (SNAPPY, snappy_xerial(recs)[:-3], f"snappy: chunk of {len(snappy_xerial(recs)) - 20} "
                                            f"bytes, {len(snappy_xerial(recs)) - 23} left"),
