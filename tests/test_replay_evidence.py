@@ -217,13 +217,10 @@ def test_a_follower_serving_a_consumer_raises_the_mark_but_is_no_leader_exposure
     assert of_kind(result, FindingKind.HWM_REGRESSION) == []
 
 
-def follower_after_unclean_story(refetched_from_zero: bool) -> Story:
-    """Leader 1 of epoch 0 shows HWM 100; the ISR shrinks to [1]; 2 is
-    elected uncleanly in epoch 1 from offset 100 (nothing committed lost).
-    Follower 1 fetches from 2 in epoch 1 (from offset 0 when
-    ``refetched_from_zero``, its log cut, else from 120 only), 2 takes
-    writes 100-119, and 1, serving a consumer (KIP-392), answers with HW
-    120 before any answer of 2's shows it."""
+def elected_uncleanly_2() -> Story:
+    """Leader 1 of epoch 0 shows HWM 100 to follower 2, whose fetch shows its
+    log at 100; the ISR shrinks to [1], 1 is fenced, and 2 is elected
+    uncleanly in epoch 1."""
     s = Story()
     s.create((1, 2), leader=1)
     s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
@@ -232,6 +229,17 @@ def follower_after_unclean_story(refetched_from_zero: bool) -> Story:
     s.tick(1)
     s.fence(1)
     s.change(leader=2, isr=(2,))
+    return s
+
+
+def follower_after_unclean_story(refetched_from_zero: bool) -> Story:
+    """Leader 1 of epoch 0 shows HWM 100; the ISR shrinks to [1]; 2 is
+    elected uncleanly in epoch 1 from offset 100 (nothing committed lost).
+    Follower 1 fetches from 2 in epoch 1 (from offset 0 when
+    ``refetched_from_zero``, its log cut, else from 120 only), 2 takes
+    writes 100-119, and 1, serving a consumer (KIP-392), answers with HW
+    120 before any answer of 2's shows it."""
+    s = elected_uncleanly_2()
     become_leader(s, 2, 1, 100)
     s.tick(1)
     if refetched_from_zero:
@@ -261,18 +269,9 @@ def test_a_followers_hw_above_its_log_end_in_the_new_epoch_is_the_new_leaders() 
 
 
 def unclean_leader_reloaded_story(reloaded: int | None) -> Story:
-    """Leader 1 of epoch 0 shows HWM 100 to follower 2, whose fetch shows
-    its log at 100; the ISR shrinks to [1], 1 is fenced, and 2 is elected
-    uncleanly in epoch 1. 2 prints no ``starts at leader epoch`` line (down
-    when elected); it comes back later with log end ``reloaded``."""
-    s = Story()
-    s.create((1, 2), leader=1)
-    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
-    s.tick(1)
-    s.change(isr=(1,))
-    s.tick(1)
-    s.fence(1)
-    s.change(leader=2, isr=(2,))
+    """``elected_uncleanly_2``, where 2 prints no ``starts at leader epoch``
+    line (down when elected); it comes back later with log end ``reloaded``."""
+    s = elected_uncleanly_2()
     s.tick(10)
     if reloaded is not None:
         s._add(LogLoaded(s._origin("broker-2/server.log", 2, False), 2, reloaded, 0))
@@ -463,11 +462,9 @@ def test_recovery_cutting_a_log_below_the_hwm_is_a_truncation_below_it() -> None
 # --- 4. Unclean Exclusion (kraft-elr) ---------------------------------------------------
 
 
-def exclusion_story(clean: bool | None, *, controller_removes: bool) -> Story:
-    """seed 002 5.1.2: 3 (ELR) loses power with committed records unflushed;
-    leader 1 shuts down (no leader, ELR [1, 3], epoch 1); 3 comes back at 220,
-    below the committed 300, registers, and is unfenced and elected from
-    the ELR unless the controller took it out of the ELR."""
+def leaderless_with_3_in_elr() -> Story:
+    """Leader 1 commits up to 300 with 3 in the ISR; 3 is fenced and kept in
+    the ELR; then leader 1 goes too: no leader, ELR [1, 3], epoch 1."""
     s = Story()
     s.create((1, 2, 3), leader=1)
     s.produce(1, 299, acks=-1)
@@ -479,6 +476,15 @@ def exclusion_story(clean: bool | None, *, controller_removes: bool) -> Story:
     record(s, isr=(1,), elr=(3,))
     s.tick(1)
     record(s, leader=-1, isr=(), elr=(1, 3))
+    return s
+
+
+def exclusion_story(clean: bool | None, *, controller_removes: bool) -> Story:
+    """seed 002 5.1.2: 3 (ELR) loses power with committed records unflushed;
+    leader 1 shuts down (no leader, ELR [1, 3], epoch 1); 3 comes back at 220,
+    below the committed 300, registers, and is unfenced and elected from
+    the ELR unless the controller took it out of the ELR."""
+    s = leaderless_with_3_in_elr()
     s.tick(5)
     restart(s, 3, clean, 220)
     s.tick(0.5)

@@ -24,6 +24,7 @@ from replay.types import (
     ElectionKind,
     EpochAnswer,
     EpochCheckpoint,
+    Event,
     FetchAnswer,
     FetcherHalt,
     FindingKind,
@@ -47,6 +48,7 @@ from tests.test_replay_evidence import (
     consumer_fetch,
     consumer_hwm_story,
     exclusion_story,
+    leaderless_with_3_in_elr,
     record,
     recovery_story,
     register,
@@ -357,7 +359,10 @@ def test_a_deposed_leaders_acts_past_those_kept_still_count_in_its_range() -> No
     ] == [(FindingKind.FENCING_VIOLATION, 0, 1, 10, 110)]
 
 
-def test_acks_under_min_isr_past_those_kept_still_count_in_its_range() -> None:
+def alone_under_min_isr() -> tuple[Story, Event]:
+    """Leader 1 of epoch 0 (min ISR 2 for the topic), its followers at its
+    HWM 1, then 5 s after the record that takes the ISR to [1]; and that
+    record."""
     s = Story()
     s.create((1, 2, 3), leader=1)
     config(s, 2, topic="orders")
@@ -365,8 +370,13 @@ def test_acks_under_min_isr_past_those_kept_still_count_in_its_range() -> None:
     s.fetch(1, 2, 1, epoch=0, last_fetched=0, hwm=1)
     s.fetch(1, 3, 1, epoch=0, last_fetched=0, hwm=1)
     s.tick(1)
-    s.change(isr=(1,))
+    shrink = s.change(isr=(1,))
     s.tick(5)
+    return s, shrink
+
+
+def test_acks_under_min_isr_past_those_kept_still_count_in_its_range() -> None:
+    s, _ = alone_under_min_isr()
     for offset in range(30, 130):
         s.produce(1, offset, acks=-1)
 
@@ -408,15 +418,7 @@ def test_a_deposed_leaders_finding_counts_every_act_and_starts_at_the_first() ->
 
 
 def test_acks_under_min_isr_count_every_ack_past_those_kept() -> None:
-    s = Story()
-    s.create((1, 2, 3), leader=1)
-    config(s, 2, topic="orders")
-    s.produce(1, 0, acks=-1)
-    s.fetch(1, 2, 1, epoch=0, last_fetched=0, hwm=1)
-    s.fetch(1, 3, 1, epoch=0, last_fetched=0, hwm=1)
-    s.tick(1)
-    shrink = s.change(isr=(1,))
-    s.tick(5)
+    s, shrink = alone_under_min_isr()
     for offset in range(30, 130):
         s.produce(1, offset, acks=-1)
     first = next(e for e in s.events if isinstance(e, ProduceAck) and e.base_offset == 30)
@@ -519,17 +521,7 @@ def kept_in_elr(restarts: tuple[int, ...], *, change_after_registration: bool) -
     """tests/test_replay_evidence.py's story of replica 3 kept in the ELR
     (unclean restarts at each log end of ``restarts``, in turn), told in
     order: each event's clock and line come after the one before."""
-    s = Story()
-    s.create((1, 2, 3), leader=1)
-    s.produce(1, 299, acks=-1)
-    s.fetch(1, 3, 300, epoch=0, last_fetched=0, hwm=300)
-    s.tick(1)
-    record(s, isr=(1, 3))
-    s.tick(10)
-    s.fence(3)
-    record(s, isr=(1,), elr=(3,))
-    s.tick(1)
-    record(s, leader=-1, isr=(), elr=(1, 3))
+    s = leaderless_with_3_in_elr()
     for log_end in restarts:
         s.tick(5)
         restart(s, 3, False, log_end)
@@ -635,15 +627,7 @@ def test_a_restart_loss_is_dated_and_cited_by_the_load_line_and_the_mark_at_the_
 
 
 def test_acks_after_the_isr_grew_back_are_not_under_min_isr() -> None:
-    s = Story()
-    s.create((1, 2, 3), leader=1)
-    config(s, 2, topic="orders")
-    s.produce(1, 0, acks=-1)
-    s.fetch(1, 2, 1, epoch=0, last_fetched=0, hwm=1)
-    s.fetch(1, 3, 1, epoch=0, last_fetched=0, hwm=1)
-    s.tick(1)
-    s.change(isr=(1,))
-    s.tick(5)
+    s, _ = alone_under_min_isr()
     s.produce(1, 30, acks=-1)
     s.produce(1, 31, acks=-1)
     s.fetch(1, 2, 32, epoch=0, last_fetched=0, hwm=32)
@@ -1033,15 +1017,7 @@ def test_an_ack_just_before_the_isr_grew_back_is_left_open() -> None:
     31 well after the shrink, and at 32 one second before the record that
     takes 2 back in: 32 may have followed it (the skew allowance is 2 s), so
     the finding counts two acks and ends at 32."""
-    s = Story()
-    s.create((1, 2, 3), leader=1)
-    config(s, 2, topic="orders")
-    s.produce(1, 0, acks=-1)
-    s.fetch(1, 2, 1, epoch=0, last_fetched=0, hwm=1)
-    s.fetch(1, 3, 1, epoch=0, last_fetched=0, hwm=1)
-    s.tick(1)
-    s.change(isr=(1,))
-    s.tick(5)
+    s, _ = alone_under_min_isr()
     s.produce(1, 30, acks=-1)
     s.produce(1, 31, acks=-1)
     s.fetch(1, 2, 32, epoch=0, last_fetched=0, hwm=32)
