@@ -81,12 +81,11 @@ _NULL = np.iinfo(np.int64).min
 
 
 def _ints(table: pa.Table, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """A column as int64 values (nulls as ``_NULL``) and its null mask."""
-    column = table.column(name)
-    if pa.types.is_timestamp(column.type):
-        column = column.cast(pa.int64())
+    """A column as int64 values (nulls as ``_NULL``; a timestamp as its
+    count of units) and its null mask."""
+    column = table.column(name).cast(pa.int64())
     mask = column.is_null().to_numpy(zero_copy_only=False)
-    values = column.cast(pa.int64()).fill_null(_NULL).to_numpy(zero_copy_only=False)
+    values = column.fill_null(_NULL).to_numpy(zero_copy_only=False)
     return values, mask
 
 
