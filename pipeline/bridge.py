@@ -16,10 +16,11 @@ from itertools import islice, repeat
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
+from pipeline.reconstruct import SHARED_TOPIC
 from replay import ReplayContext, codec, replay_partition
 from replay.findings import Finding
 from replay.result import ReplayResult
@@ -102,8 +103,14 @@ class BridgeSettings:
 # --- rows -> events -----------------------------------------------------------
 
 
-def _ints(value: Iterable[int] | None) -> tuple[int, ...] | None:
-    return None if value is None else tuple(int(v) for v in value)
+def _ints(value: str | Iterable[int] | None) -> tuple[int, ...] | None:
+    """A broker set as the replay takes it, from a list or from the text
+    :data:`SET_COLUMNS` cross into Python as ("1,2,3"; "" is the empty set)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return tuple(int(v) for v in value.split(",")) if value else ()
+    return tuple(int(v) for v in value)
 
 
 def _origin(row: dict[str, Any]) -> Origin:
@@ -593,10 +600,13 @@ def replay_table(
     schema: Any,
     saved: Any | None = None,
     keep_state: bool = False,
+    shared: Any | None = None,
 ) -> Any:
     """The body of the Arrow function: one group's table of silver rows (and
     its saved state's, incremental runs) in, its result rows out as a table
-    of ``schema``."""
+    of ``schema``. ``shared`` (:func:`shared_table`) holds the rows that
+    concern many partitions: the group gets its own copy of those that
+    concern it."""
     import pyarrow as pa
 
     from pipeline.fold import with_folded
@@ -609,6 +619,8 @@ def replay_table(
     collecting = gc.isenabled()
     gc.disable()
     try:
+        if shared is not None and table.num_rows:
+            table = with_shared(table, shared)
         rows = table_rows(with_folded(table, settings.max_clock_skew_s))
         saved_rows = table_rows(saved) if saved is not None else []
         state = saved_rows[0] if saved_rows else None
@@ -672,10 +684,68 @@ REPLAYED_COLUMNS = (
 )
 
 
+#: Broker sets cross into Python as text ("1,2,3"; ``_ints`` reads it): an
+#: array column costs Spark's Arrow writer about 1.3 us a row even when null,
+#: and six of them were three quarters of the replay job at 1 GiB of busy
+#: input (38.4 s against 9.8 s as text, docs/performance.md).
+SET_COLUMNS = (
+    "replicas",
+    "isr",
+    "elr",
+    "last_known_elr",
+    "adding_replicas",
+    "removing_replicas",
+)
+
+
+def replayed_columns() -> list[Column]:
+    """:data:`REPLAYED_COLUMNS` as they cross into Python."""
+    return [
+        F.array_join(F.col(c), ",").alias(c) if c in SET_COLUMNS else F.col(c)
+        for c in REPLAYED_COLUMNS
+    ]
+
+
+def shared_table(shared: DataFrame) -> Any:
+    """``reconstruct.shared_rows`` collected as one Arrow table for every
+    partition's replay (they are few: a cluster's brokers and configs)."""
+    return shared.select(*replayed_columns(), SHARED_TOPIC).toArrow()
+
+
+def with_shared(table: Any, shared: Any) -> Any:
+    """One partition's rows (one group: one cluster, topic key and partition)
+    and its copy of the ``shared`` rows that concern it: its cluster's, and
+    its topic's where the partition is known by name."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cluster = table["cluster"][0].as_py()
+    topic_key = table["topic_key"][0].as_py()
+    mine = pc.equal(shared["cluster"], cluster)
+    if topic_key.startswith("id:"):  # no topic name has a colon
+        concerns = pc.is_null(shared[SHARED_TOPIC])
+    else:
+        concerns = pc.fill_null(pc.equal(shared[SHARED_TOPIC], topic_key), True)
+    rows = shared.filter(pc.and_(mine, concerns)).drop_columns([SHARED_TOPIC])
+    if not rows.num_rows:
+        return table
+    n = rows.num_rows
+    for name in ("topic_key", "partition"):
+        at = rows.schema.get_field_index(name)
+        rows = rows.set_column(
+            at, name, pa.repeat(table[name][0], n).cast(table.schema.field(name).type)
+        )
+    return pa.concat_tables([table, rows.select(table.column_names).cast(table.schema)])
+
+
 def replay_partitions(
-    streams: DataFrame, settings: BridgeSettings, states: DataFrame | None = None
+    streams: DataFrame,
+    settings: BridgeSettings,
+    states: DataFrame | None = None,
+    shared: Any | None = None,
 ) -> DataFrame:
-    """One ``replay_partition`` call per (cluster, topic, partition).
+    """One ``replay_partition`` call per (cluster, topic, partition), with
+    the ``shared`` rows (:func:`shared_table`) that concern it.
 
     With ``states`` (incremental runs) each partition continues from its
     saved state, partitions with a state and no new events included, and
@@ -687,16 +757,16 @@ def replay_partitions(
     # The session time zone is UTC (pipeline.session), so are the timestamps.
     arrow_schema = to_arrow_schema(BRIDGE_SCHEMA, timezone="UTC")
 
-    streams = streams.select(*REPLAYED_COLUMNS)
+    streams = streams.select(*replayed_columns())
     if states is None:
 
         def run(table: pa.Table) -> pa.Table:
-            return replay_table(table, settings, arrow_schema)
+            return replay_table(table, settings, arrow_schema, shared=shared)
 
         return streams.groupBy(*KEYS).applyInArrow(run, BRIDGE_SCHEMA)
 
     def run_from(table: pa.Table, saved: pa.Table) -> pa.Table:
-        return replay_table(table, settings, arrow_schema, saved, keep_state=True)
+        return replay_table(table, settings, arrow_schema, saved, keep_state=True, shared=shared)
 
     return (
         streams.groupBy(*KEYS).cogroup(states.groupBy(*KEYS)).applyInArrow(run_from, BRIDGE_SCHEMA)

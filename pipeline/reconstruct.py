@@ -157,43 +157,48 @@ def replica_offsets(compressed: DataFrame) -> DataFrame:
     )
 
 
-def partition_streams(compressed: DataFrame) -> DataFrame:
-    """Every event the replay of one partition needs, keyed by partition.
+#: ``shared_rows``' column naming the topic a row concerns (null: every
+#: partition of its cluster)
+SHARED_TOPIC = "shared_topic"
 
-    Broker registration and fencing are cluster-wide: each partition of the
-    cluster gets its own copy, so that one partition's replay is self-contained.
-    So is ``min.insync.replicas`` (a ConfigRecord has no partition): a topic
-    override goes to every partition of that topic, a broker's setting or the
-    cluster default to every partition of the cluster (each replay picks the
-    one its leader applies).
-    """
-    per_partition = compressed.filter(
+
+def partition_rows(events: DataFrame) -> DataFrame:
+    """The rows that name their partition (``events`` with its topic key)."""
+    return events.filter(
         F.col("partition").isNotNull()
         & F.col("topic_key").isNotNull()
         & (F.col("kind") != "topic_record")
         & (F.col("kind") != MIN_ISR_KIND)
     )
-    keys = per_partition.select("cluster", "topic_key", "partition").distinct()
-    brokers = (
-        compressed.filter(
-            F.col("kind").isin(*BROKER_KINDS)
-            | (F.col("kind").isin(*BROKER_LINE_KINDS) & F.col("partition").isNull())
-        )
-        .drop("topic_key", "partition")
-        .join(keys, "cluster")
+
+
+def shared_rows(events: DataFrame) -> DataFrame:
+    """The rows that concern many partitions, each with the topic it concerns
+    in :data:`SHARED_TOPIC` (null: every partition of its cluster); the
+    replay of each partition receives its own copy of every row that
+    concerns it (``pipeline.bridge.with_shared``), so that one partition's
+    replay is self-contained.
+
+    Broker registration and fencing, and a broker's startup and config lines,
+    concern every partition of the cluster. So does ``min.insync.replicas``
+    set for a broker or the cluster (each replay picks the one its leader
+    applies); a topic override (ConfigRecord, or a describe header's
+    configs) concerns that topic's partitions. A partition known only by its
+    topic id gets no topic override (it cannot be matched by name): its min
+    ISR is then unknown unless set broker- or cluster-wide.
+
+    These rows are few (a cluster's brokers and topics, not its traffic):
+    they are collected once and handed to every partition's replay, where a
+    join in Spark would read the whole of the evidence several times over
+    (at 1 GiB of busy input that was a third of the replay stage)."""
+    brokers = F.col("kind").isin(*BROKER_KINDS) | (
+        F.col("kind").isin(*BROKER_LINE_KINDS) & F.col("partition").isNull()
     )
-    min_isr = compressed.filter(
-        (F.col("kind") == MIN_ISR_KIND)
-        | (F.col("kind").isin(*TOPIC_KINDS) & F.col("partition").isNull())
-    ).drop("topic_key", "partition")
-    # A partition known only by its topic id gets no topic override (it
-    # cannot be matched by name): its min ISR is then unknown unless set
-    # broker- or cluster-wide.
-    named = (
-        per_partition.filter(F.col("topic").isNotNull())
-        .select("cluster", "topic", "topic_key", "partition")
-        .distinct()
+    configs = (F.col("kind") == MIN_ISR_KIND) | (
+        F.col("kind").isin(*TOPIC_KINDS) & F.col("partition").isNull()
     )
-    by_topic = min_isr.filter(F.col("topic").isNotNull()).join(named, ["cluster", "topic"])
-    cluster_wide = min_isr.filter(F.col("topic").isNull()).join(keys, "cluster")
-    return per_partition.unionByName(brokers).unionByName(by_topic).unionByName(cluster_wide)
+    return (
+        events.filter(brokers | configs)
+        .withColumn(SHARED_TOPIC, F.when(configs, F.col("topic")))
+        .withColumn("topic_key", F.lit(None).cast("string"))  # each partition's own
+    )

@@ -13,7 +13,7 @@ from typing import Any
 from pyspark.sql import functions as F
 
 from pipeline import __version__
-from pipeline.bridge import BridgeSettings, replay_partitions, split
+from pipeline.bridge import BridgeSettings, replay_partitions, shared_table, split
 from pipeline.era import EraEvidence, choose, evidence_by_cluster
 from pipeline.ingest.lines import cluster_of
 from pipeline.publish import (
@@ -29,8 +29,9 @@ from pipeline.publish import (
 from pipeline.reconstruct import (
     FETCH_KINDS,
     compress,
-    partition_streams,
+    partition_rows,
     replica_offsets,
+    shared_rows,
     with_topic_key,
 )
 from pipeline.session import materialise, release
@@ -232,15 +233,16 @@ def _judge_and_publish(
 
     states = saved_state(spark, options.state) if options.state else None
     with timings.stage("reconstruct_replay"):
-        # Compression and replay in one plan: compress's window leaves the
-        # rows hash-partitioned and sorted by partition, which is what the
-        # replay's grouping needs. A materialised frame between them forgets
-        # that, and every event was shuffled and sorted a second time (at
-        # 1 GiB of busy input, half the replay job's JVM CPU). The cut
-        # (session.materialise) comes before compression instead, so that
-        # neither plan carries the streams' joins.
-        streams = materialise(partition_streams(with_topic_key(ingested.events)))
-        bridged = materialise(replay_partitions(compress(streams), settings, states))
+        # Compression and replay in one plan, straight from the ingest's
+        # cached rows: compress's window leaves the rows hash-partitioned and
+        # sorted by partition, which is what the replay's grouping needs (a
+        # materialised frame between them forgets that, and every event was
+        # shuffled and sorted a second time). The rows that concern many
+        # partitions are collected once and copied into each partition's
+        # replay (reconstruct.shared_rows), so no join reads the evidence.
+        streams = partition_rows(with_topic_key(ingested.events))
+        shared = shared_table(shared_rows(ingested.events))
+        bridged = materialise(replay_partitions(compress(streams), settings, states, shared))
 
     out = options.out
     with timings.stage("publish"):
@@ -341,7 +343,6 @@ def _judge_and_publish(
                 data_docs=options.data_docs,
             )
     release(bridged)
-    release(streams)
     quarantined = sum(f["lines_quarantined"] for f in files)
     partitions = sum(verdicts.values())
     code = exit_code_for(verdicts, len(finding_rows))

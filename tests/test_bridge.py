@@ -7,8 +7,14 @@ from typing import Any
 
 import pytest
 
-from pipeline.bridge import BRIDGE_SCHEMA, BridgeSettings, replay_partitions, split
-from pipeline.reconstruct import compress, partition_streams, replica_offsets, with_topic_key
+from pipeline.bridge import BRIDGE_SCHEMA, BridgeSettings, replay_partitions, shared_table, split
+from pipeline.reconstruct import (
+    compress,
+    partition_rows,
+    replica_offsets,
+    shared_rows,
+    with_topic_key,
+)
 from replay.types import Profile
 from schemas.tables import PARTITION_EVENTS
 
@@ -128,7 +134,9 @@ def test_unclean_story_through_spark(spark) -> None:  # type: ignore[no-untyped-
     )
 
     settings = BridgeSettings(Profile.KRAFT, 2.0, {"default": frozenset({1, 2, 3})})
-    bridged = replay_partitions(partition_streams(compressed), settings)
+    bridged = replay_partitions(
+        partition_rows(compressed), settings, shared=shared_table(shared_rows(events))
+    )
     assert bridged.schema == BRIDGE_SCHEMA
 
     found = sorted(

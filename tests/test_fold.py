@@ -165,11 +165,12 @@ def _groups(spark: Any, root: Path) -> list[pa.Table]:
     """Every partition's rows of every cluster under ``root``, as the replay
     receives them (ingest, streams, Spark's compression)."""
     from pipeline.ingest.plan import ingest
-    from pipeline.reconstruct import compress, partition_streams, with_topic_key
+    from pipeline.reconstruct import compress, partition_rows, shared_rows, with_topic_key
 
     events = ingest(spark, [str(root)], persist=False).events
-    streams = compress(partition_streams(with_topic_key(events)))
-    table = streams.select(*bridge.REPLAYED_COLUMNS).toArrow()
+    streams = compress(partition_rows(with_topic_key(events)))
+    shared = bridge.shared_table(shared_rows(events))
+    table = streams.select(*bridge.replayed_columns()).toArrow()
     keys = np.array(
         [
             f"{c}/{t}/{p}"
@@ -181,7 +182,10 @@ def _groups(spark: Any, root: Path) -> list[pa.Table]:
             )
         ]
     )
-    return [table.filter(pa.array(keys == k)) for k in sorted(set(keys.tolist()))]
+    return [
+        bridge.with_shared(table.filter(pa.array(keys == k)), shared)
+        for k in sorted(set(keys.tolist()))
+    ]
 
 
 def _replayed(group: pa.Table, settings: bridge.BridgeSettings) -> list[dict[str, Any]]:

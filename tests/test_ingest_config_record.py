@@ -1,5 +1,5 @@
 """CONFIG_RECORD -> min_isr_config (kafka-formats.md 2.4), and its routing to
-the partitions it governs (reconstruct.partition_streams).
+the partitions it governs (reconstruct.shared_rows, bridge.with_shared).
 
 ConfigRecord: ``{resourceType int8, resourceName string, name string, value
 string}``; TOPIC = 2, BROKER = 4 (empty name = the cluster default); a null
@@ -68,15 +68,26 @@ DUMP = [
 
 @pytest.fixture(scope="module")
 def result(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from pipeline.bridge import replayed_columns, shared_table, with_shared
     from pipeline.ingest import ingest
-    from pipeline.reconstruct import compress, partition_streams, with_topic_key
+    from pipeline.reconstruct import compress, partition_rows, shared_rows, with_topic_key
 
     root = tmp_path_factory.mktemp("config")
     (root / "controller").mkdir()
     (root / "controller" / "metadata.txt").write_text("\n".join(DUMP) + "\n")
     r = ingest(spark, [str(root)], cluster="kraft-1")
-    streams = partition_streams(compress(with_topic_key(r.events)))
-    routed = streams.filter("kind = 'min_isr_config'").select("topic_key", "partition", "line_no")
+    streams = compress(partition_rows(with_topic_key(r.events)))
+    table = streams.select(*replayed_columns()).toArrow()
+    shared = shared_table(shared_rows(r.events))
+    keys = list(zip(table["topic_key"].to_pylist(), table["partition"].to_pylist(), strict=True))
+    routed = []
+    for key in sorted(set(keys)):
+        mine = with_shared(table.filter([k == key for k in keys]), shared).to_pylist()
+        routed += [
+            (row["topic_key"], row["partition"], row["line_no"])
+            for row in mine
+            if row["kind"] == "min_isr_config"
+        ]
     return {
         "events": sorted(
             (row.asDict() for row in r.events.filter("kind = 'min_isr_config'").collect()),
@@ -84,7 +95,7 @@ def result(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
         ),
         "quarantine": sorted((q.line_no, q.reason) for q in r.quarantine.collect()),
         "file_stats": {Path(s.path).name: s.asDict() for s in r.file_stats.collect()},
-        "routed": sorted(tuple(row) for row in routed.collect()),
+        "routed": sorted(routed),
     }
 
 
