@@ -366,3 +366,79 @@ def test_ge_results_are_written_as_ge_writes_them(tmp_path: Path) -> None:
     index = (tmp_path / "data_docs" / "index.html").read_text()
     assert "gold.replica_offsets" in index
     assert report.to_dict()["written"]["data_docs"] == "data_docs/index.html"
+
+
+# --- published tables, read back in batches ------------------------------------
+
+
+def _publish(root: Path, table: str, *rows: dict[str, Any]) -> None:
+    """``rows`` as the run publishes a gold table: Parquet under
+    ``cluster=`` and ``date=`` folders, in row groups of two rows."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = [n for n in TABLES[table].fieldNames() if n not in ("cluster", "date")]
+    pdf = _pandas_rows(table, *rows)[names] if rows else pd.DataFrame({n: [] for n in names})
+    folder = root / table / "cluster=c1" / "date=2024-05-01"
+    folder.mkdir(parents=True)
+    pq.write_table(
+        pa.Table.from_pandas(pdf, preserve_index=False), folder / "part-0.parquet", row_group_size=2
+    )
+
+
+def test_a_growing_gold_table_is_validated_in_batches_whose_results_add_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pipeline.quality as quality
+
+    monkeypatch.setattr(quality, "GOLD_BATCH_ROWS", 3)
+    rows = [{"leo": 10 + i, "hwm": None, "line_no": i + 1} for i in range(7)]
+    rows[1]["leo"] = -1  # first batch
+    rows[5]["leo"] = -2  # second
+    rows[6]["line_no"] = 0  # third, one row
+    _publish(tmp_path, "replica_offsets", *rows)
+    report = validate_run(
+        None, quality.read_published(str(tmp_path), ("replica_offsets",)), out=str(tmp_path)
+    )
+    result = report.suite("replica_offsets")
+    assert (result.rows, result.sampled) == (7, False)
+    assert failed(result) == {"offset_non_negative(leo)": 2, "line_no_positive(line_no)": 1}
+    leo = next(e for e in result.expectations if e.key == "offset_non_negative(leo)")
+    assert (leo.element_count, leo.unexpected_examples) == (7, [-1, -2])
+    assert report.written is not None
+    assert report.written["results"] == [
+        "validation/gold.replica_offsets.json",
+        "validation/gold.replica_offsets.batch-2.json",
+        "validation/gold.replica_offsets.batch-3.json",
+    ]
+    third = json.loads((tmp_path / "validation" / "gold.replica_offsets.batch-3.json").read_text())
+    assert third["success"] is False and third["statistics"]["unsuccessful_expectations"] == 1
+
+
+def test_a_table_with_an_identity_is_read_whole_whatever_its_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Uniqueness is not a rule of one row: two copies of one partition's
+    verdict, in what would be two batches, are still found."""
+    import pipeline.quality as quality
+
+    monkeypatch.setattr(quality, "GOLD_BATCH_ROWS", 2)
+    rows = [{"partition": p} for p in (0, 1, 2, 3, 0)]
+    _publish(tmp_path, "partition_verdicts", *rows)
+    report = validate_run(None, quality.read_published(str(tmp_path), ("partition_verdicts",)))
+    result = report.suite("partition_verdicts")
+    assert result.rows == 5
+    assert failed(result) == {"unique(cluster, topic_key, partition)": 2}
+
+
+def test_an_empty_published_table_is_validated_as_empty(tmp_path: Path) -> None:
+    _publish(tmp_path, "replica_offsets")
+    report = validate_run(None, read_published_of(tmp_path, "replica_offsets"))
+    assert (report.suite("replica_offsets").rows, report.success) == (0, True)
+
+
+def read_published_of(root: Path, table: str) -> dict[str, Any]:
+    from pipeline.quality import read_published
+
+    return read_published(str(root), (table,))
