@@ -8,7 +8,7 @@ import gzip
 import pytest
 
 from pipeline.ingest.sniff import COMPRESSED_WEIGHT, input_bytes
-from pipeline.session import QUICK_JIT_BELOW_BYTES, jit_options, quick_jit
+from pipeline.session import QUICK_JIT_BELOW_BYTES, gc_options, jit_options, quick_jit
 
 
 def test_input_bytes_counts_every_file_under_a_folder_and_compressed_ones_inflated(
@@ -56,3 +56,18 @@ def test_the_quick_jit_keeps_the_tiered_code_cache(monkeypatch) -> None:  # type
     monkeypatch.delenv("EPOCHTRAIL_JIT", raising=False)
     assert jit_options(1) == ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m"]
     assert jit_options(QUICK_JIT_BELOW_BYTES) == []
+
+
+def test_the_throughput_collector_unless_the_user_chose_one() -> None:
+    assert gc_options([]) == ["-XX:+UseParallelGC"]
+    assert gc_options(["-Xlog:gc"]) == ["-XX:+UseParallelGC"]
+    # two collectors on one command line stop the JVM from starting
+    assert gc_options(["-XX:+UseG1GC"]) == []
+    assert gc_options(["-Xss2m", "-XX:+UseSerialGC"]) == []
+
+
+@pytest.mark.spark
+def test_the_session_jvm_runs_the_chosen_collector(spark) -> None:  # type: ignore[no-untyped-def]
+    beans = spark.sparkContext._jvm.java.lang.management.ManagementFactory
+    names = {b.getName() for b in beans.getGarbageCollectorMXBeans()}
+    assert names == {"PS Scavenge", "PS MarkSweep"}
