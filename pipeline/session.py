@@ -81,6 +81,20 @@ def jit_options(size: int | None) -> list[str]:
     return ["-XX:TieredStopAtLevel=1", f"-XX:ReservedCodeCacheSize={QUICK_JIT_CODE_CACHE}"]
 
 
+def reuse_python_workers(input_size: int | None) -> bool:
+    """Whether a Python worker outlives its task: for small inputs only.
+    Reused, the replay's two workers (pyarrow, pandas and the replay loaded:
+    150 MiB each) and their siblings stay resident to the end of the run,
+    490 MiB of the peak at 1 GiB of input; a worker that ends with its task
+    costs the next one a fork and those imports again, 1.5 s of the demo's
+    24 s (and 2 of the test suite's 9.5 minutes), nothing a large run
+    notices. The line is the quick JIT's."""
+    return input_size is not None and input_size < QUICK_JIT_BELOW_BYTES
+
+
+#: The driver JVM's heap (``EPOCHTRAIL_DRIVER_MEMORY`` overrides)
+DRIVER_MEMORY = "768m"
+
 #: The driver JVM's collector: the throughput one. A run is a batch job,
 #: and on this machine's two cores G1's concurrent work takes CPU from the
 #: tasks: at 1 GiB of busy input (validation off) the run took 106.5 s
@@ -137,15 +151,18 @@ def get_spark(
         .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         # The heap is not where big inputs go: ingest streams file blocks,
-        # and the materialised tables spill to disk (MEMORY_AND_DISK). 1 GiB
-        # keeps the whole process tree (JVM, Python driver and workers) under
-        # 2 GiB resident at any input size (bench/RESULTS.md).
-        .config("spark.driver.memory", os.environ.get("EPOCHTRAIL_DRIVER_MEMORY", "1g"))
+        # and the materialised tables spill to disk (MEMORY_AND_DISK). The
+        # JVM is most of the process tree's memory (its heap is committed
+        # whole, plus some 470 MiB of metaspace, code, threads and GC
+        # tables): 768 MiB keeps the tree near 2 GiB at 1 GiB of input,
+        # for about 5% more time than 1 GiB (docs/performance.md).
+        .config("spark.driver.memory", os.environ.get("EPOCHTRAIL_DRIVER_MEMORY", DRIVER_MEMORY))
         .config("spark.sql.files.ignoreCorruptFiles", "false")
         # Every Column call would otherwise capture the Python call site over
         # several py4j round trips (Spark 4): most of the cost of building the
         # readers' plans, for error messages no user of the CLI sees.
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
+        .config("spark.python.worker.reuse", str(reuse_python_workers(input_size)).lower())
         # What the driver keeps of finished work: Spark's status store holds
         # every SQL execution's plan description (the ingest pass's is
         # ~200 KB) and every job's and stage's record; a long-lived process

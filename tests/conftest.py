@@ -27,7 +27,9 @@ def spark() -> Iterator[object]:
     # the evidence scenarios' module from 119 s to 99 s of CPU.
     os.environ.setdefault("EPOCHTRAIL_JIT", "quick")
 
-    session = get_spark("local[2]", app_name="epochtrail-tests")
+    # every test's input is small (a session sized for one keeps its Python
+    # workers between tasks, pipeline.session.reuse_python_workers)
+    session = get_spark("local[2]", app_name="epochtrail-tests", input_size=1 << 20)
     yield session
     session.stop()
 

@@ -8,7 +8,13 @@ import gzip
 import pytest
 
 from pipeline.ingest.sniff import COMPRESSED_WEIGHT, input_bytes
-from pipeline.session import QUICK_JIT_BELOW_BYTES, gc_options, jit_options, quick_jit
+from pipeline.session import (
+    QUICK_JIT_BELOW_BYTES,
+    gc_options,
+    jit_options,
+    quick_jit,
+    reuse_python_workers,
+)
 
 
 def test_input_bytes_counts_every_file_under_a_folder_and_compressed_ones_inflated(
@@ -71,3 +77,14 @@ def test_the_session_jvm_runs_the_chosen_collector(spark) -> None:  # type: igno
     beans = spark.sparkContext._jvm.java.lang.management.ManagementFactory
     names = {b.getName() for b in beans.getGarbageCollectorMXBeans()}
     assert names == {"PS Scavenge", "PS MarkSweep"}
+
+
+def test_python_workers_outlive_their_task_for_small_inputs_only() -> None:
+    assert reuse_python_workers(QUICK_JIT_BELOW_BYTES - 1) is True
+    assert reuse_python_workers(QUICK_JIT_BELOW_BYTES) is False
+    assert reuse_python_workers(None) is False
+
+
+@pytest.mark.spark
+def test_the_test_session_is_sized_for_small_inputs(spark) -> None:  # type: ignore[no-untyped-def]
+    assert spark.conf.get("spark.python.worker.reuse") == "true"
