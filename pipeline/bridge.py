@@ -633,6 +633,19 @@ def replay_table(
 
 KEYS = ("cluster", "topic_key", "partition")
 
+#: Broker sets cross into Python as text ("1,2,3"; ``_ints`` reads it): an
+#: array column costs Spark's Arrow writer about 1.3 us a row even when null,
+#: and six of them were three quarters of the replay job at 1 GiB of busy
+#: input (38.4 s against 9.8 s as text, docs/performance.md).
+SET_COLUMNS = (
+    "replicas",
+    "isr",
+    "elr",
+    "last_known_elr",
+    "adding_replicas",
+    "removing_replicas",
+)
+
 #: The silver columns the converters read: only these cross into Python
 #: (Arrow-to-Python conversion costs per column and row).
 REPLAYED_COLUMNS = (
@@ -649,12 +662,7 @@ REPLAYED_COLUMNS = (
     "leader",
     "leader_epoch",
     "partition_epoch",
-    "replicas",
-    "isr",
-    "elr",
-    "last_known_elr",
-    "adding_replicas",
-    "removing_replicas",
+    *SET_COLUMNS,
     "leader_recovery_state",
     "replica",
     "broker_epoch",
@@ -681,20 +689,6 @@ REPLAYED_COLUMNS = (
     "unclean_election_enabled",
     "kafka_version",
     "mode",
-)
-
-
-#: Broker sets cross into Python as text ("1,2,3"; ``_ints`` reads it): an
-#: array column costs Spark's Arrow writer about 1.3 us a row even when null,
-#: and six of them were three quarters of the replay job at 1 GiB of busy
-#: input (38.4 s against 9.8 s as text, docs/performance.md).
-SET_COLUMNS = (
-    "replicas",
-    "isr",
-    "elr",
-    "last_known_elr",
-    "adding_replicas",
-    "removing_replicas",
 )
 
 
