@@ -89,72 +89,56 @@ FETCH_KINDS = ("fetch_request", "fetch_response")
 
 def replica_offsets(compressed: DataFrame) -> DataFrame:
     """LEO and HWM change points per replica: a follower's fetch offset is its
-    LEO; the HWM in a fetch answer is the answering leader's HWM."""
+    LEO; the HWM in a fetch answer is the answering leader's HWM.
+
+    One pass over the compressed fetches, in the partitioning compression
+    left (every window below is partitioned by the partition key and more):
+    a union of a LEO branch and a HWM branch read and shuffled the fetches
+    twice, each branch pruned to other columns so that Spark could not reuse
+    one exchange for both."""
     # compress keeps both ends of a run of equal fetches: keep the first only
-    per_follower = Window.partitionBy(
-        "cluster", "topic_key", "partition", "observer", "replica"
-    ).orderBy(*_local_order())
-    fetches = compressed.filter(F.col("kind") == "fetch_request")
-    leo = (
-        fetches.withColumn(
-            "_previous", F.lag(F.struct("fetch_offset", "current_leader_epoch")).over(per_follower)
-        )
-        .filter(
-            ~F.coalesce(
-                F.col("_previous").eqNullSafe(F.struct("fetch_offset", "current_leader_epoch")),
-                F.lit(False),
-            )
-        )
-        .select(
-            "cluster",
-            "topic",
-            "topic_id",
-            "partition",
-            "topic_key",
-            F.col("replica"),
-            "observer",
-            "event_time",
-            F.col("current_leader_epoch").alias("leader_epoch"),
-            F.col("fetch_offset").alias("leo"),
-            F.lit(None).cast("long").alias("hwm"),
-            "source_file",
-            "line_no",
-            "seq",
-        )
-    )
-    answers = compressed.filter(
+    fetch = F.col("kind") == "fetch_request"
+    # A leader sends the same HWM to every follower: keep its changes only.
+    answer = (
         (F.col("kind") == "fetch_response")
         & (F.coalesce(F.col("error_code"), F.lit(0)) == 0)
         & (F.col("hwm") >= 0)
         & F.col("observer").isNotNull()
     )
-    # A leader sends the same HWM to every follower: keep its changes only.
-    per_leader = Window.partitionBy("cluster", "topic_key", "partition", "observer").orderBy(
-        *_local_order()
+    per_follower = Window.partitionBy(
+        "cluster", "topic_key", "partition", "observer", "replica", "kind"
+    ).orderBy(*_local_order())
+    per_leader = Window.partitionBy(
+        "cluster", "topic_key", "partition", "observer", "_answer"
+    ).orderBy(*_local_order())
+    position = F.struct("fetch_offset", "current_leader_epoch")
+    leo_moved = ~F.coalesce(F.lag(position).over(per_follower).eqNullSafe(position), F.lit(False))
+    previous_hwm = F.lag("hwm").over(per_leader)
+    hwm_moved = previous_hwm.isNull() | (previous_hwm != F.col("hwm"))
+    flagged = (
+        compressed.filter(fetch | answer)
+        .withColumn("_answer", answer)
+        .withColumn("_leo", fetch & leo_moved)
+        .withColumn("_hwm", F.col("_answer") & hwm_moved)
+        .filter(F.col("_leo") | F.col("_hwm"))
     )
-    hwm = (
-        answers.withColumn("_previous", F.lag("hwm").over(per_leader))
-        .filter(F.col("_previous").isNull() | (F.col("_previous") != F.col("hwm")))
-        .select(
-            "cluster",
-            "topic",
-            "topic_id",
-            "partition",
-            "topic_key",
-            F.col("observer").alias("replica"),
-            "observer",
-            "event_time",
-            F.lit(None).cast("int").alias("leader_epoch"),
-            F.lit(None).cast("long").alias("leo"),
-            F.col("hwm"),
-            "source_file",
-            "line_no",
-            "seq",
-        )
-    )
-    return leo.unionByName(hwm).filter(
-        F.col("partition").isNotNull() & F.col("replica").isNotNull()
-    )
+    leo = F.col("_leo")
+    return flagged.select(
+        "cluster",
+        "topic",
+        "topic_id",
+        "partition",
+        "topic_key",
+        F.when(leo, F.col("replica")).otherwise(F.col("observer")).alias("replica"),
+        "observer",
+        "event_time",
+        F.when(leo, F.col("current_leader_epoch")).cast("int").alias("leader_epoch"),
+        F.when(leo, F.col("fetch_offset")).cast("long").alias("leo"),
+        F.when(~leo, F.col("hwm")).cast("long").alias("hwm"),
+        "source_file",
+        "line_no",
+        "seq",
+    ).filter(F.col("partition").isNotNull() & F.col("replica").isNotNull())
 
 
 #: ``shared_rows``' column naming the topic a row concerns (null: every
