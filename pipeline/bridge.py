@@ -714,12 +714,12 @@ def with_shared(table: Any, shared: Any) -> Any:
     import pyarrow.compute as pc
 
     cluster = table["cluster"][0].as_py()
-    topic_key = table["topic_key"][0].as_py()
     mine = pc.equal(shared["cluster"], cluster)
-    if topic_key.startswith("id:"):  # no topic name has a colon
+    if table["topic"].null_count == table.num_rows:  # known by its topic id only
         concerns = pc.is_null(shared[SHARED_TOPIC])
-    else:
-        concerns = pc.fill_null(pc.equal(shared[SHARED_TOPIC], topic_key), True)
+    else:  # its topic key is then its name
+        topic = table["topic_key"][0].as_py()
+        concerns = pc.fill_null(pc.equal(shared[SHARED_TOPIC], topic), True)
     rows = shared.filter(pc.and_(mine, concerns)).drop_columns([SHARED_TOPIC])
     if not rows.num_rows:
         return table

@@ -410,7 +410,7 @@ def _context() -> tuple[Any, Any]:
 def prewarm() -> threading.Thread:
     """Import GE and create the context in the background: Spark's work then
     hides GE's fixed cost (the run calls it as it starts, or for a large
-    input after the replay, ``run.LATE_GE_FROM_BYTES``)."""
+    input after the replay, ``session.small_input``)."""
     thread = threading.Thread(target=_context, name="epochtrail-ge-prewarm", daemon=True)
     thread.start()
     return thread

@@ -125,32 +125,26 @@ def exit_code_for(verdicts: dict[str, int], findings: int) -> int:
     return EXIT_OK
 
 
-#: From this input size (``sniff.input_bytes``) GE is imported after the
-#: replay, not as the run starts: its 150 MiB in the driver and the
-#: replay's Python workers are then never resident together (the peak of a
-#: 1 GiB run). A small input's run is shorter than GE's import, which then
-#: overlaps Spark's start.
-LATE_GE_FROM_BYTES = 128 * 1024 * 1024
-
-
-def _large(size: int | None) -> bool:
-    return size is None or size >= LATE_GE_FROM_BYTES
-
-
 def run_job(options: RunOptions) -> RunSummary:
     from pipeline.ingest import ingest
     from pipeline.ingest.sniff import input_bytes
-    from pipeline.session import get_spark
+    from pipeline.session import get_spark, small_input
 
     check_paths(options.paths)
     started = datetime.now(UTC)
     run_date = started.strftime("%Y-%m-%d")
     timings = Timings(options.progress)
     size = input_bytes(options.paths)
-    if options.validate and not _large(size):
+    # GE's import and context load in the background while Spark works: as
+    # the run starts for a small input (its run is shorter than the
+    # import), after the replay for a large one (GE's 150 MiB in the driver
+    # and the replay's Python workers are then never resident together: the
+    # peak of a 1 GiB run)
+    early_ge = options.validate and small_input(size)
+    if early_ge:
         from pipeline.quality import prewarm
 
-        prewarm()  # GE's import and context, while Spark starts and ingests
+        prewarm()
     with timings.stage("spark_start"):
         spark = get_spark(options.master, input_size=size)
     cluster = options.cluster or "default"
@@ -164,7 +158,9 @@ def run_job(options: RunOptions) -> RunSummary:
             persist=True,
         )
     try:
-        return _judge_and_publish(options, spark, ingested, timings, started, run_date, cluster)
+        return _judge_and_publish(
+            options, spark, ingested, timings, started, run_date, cluster, late_ge=not early_ge
+        )
     finally:
         ingested.unpersist()
 
@@ -177,6 +173,7 @@ def _judge_and_publish(
     started: datetime,
     run_date: str,
     cluster: str,
+    late_ge: bool = False,
 ) -> RunSummary:
     with timings.stage("accounting"):
         files = [r.asDict() for r in ingested.file_stats.orderBy("path").collect()]
@@ -256,10 +253,10 @@ def _judge_and_publish(
         streams = partition_rows(with_topic_key(ingested.events))
         shared = shared_table(shared_rows(ingested.events))
         bridged = materialise(replay_partitions(compress(streams), settings, states, shared))
-    if options.validate:
+    if options.validate and late_ge:
         from pipeline.quality import prewarm
 
-        prewarm()  # a large input's (LATE_GE_FROM_BYTES): GE loads while the run publishes
+        prewarm()  # a large input's GE loads while the run publishes
 
     out = options.out
     with timings.stage("publish"):

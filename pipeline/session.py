@@ -56,13 +56,20 @@ def java_major_version() -> int | None:
 QUICK_JIT_BELOW_BYTES = 128 * 1024 * 1024
 
 
+def small_input(size: int | None) -> bool:
+    """Whether a run over ``size`` input bytes (None: unknown) is a short
+    one: the one line every size-chosen setting draws (the JIT, the Python
+    workers' reuse, when GE loads), :data:`QUICK_JIT_BELOW_BYTES`."""
+    return size is not None and size < QUICK_JIT_BELOW_BYTES
+
+
 def quick_jit(size: int | None) -> bool:
     """Whether a run over ``size`` input bytes should stop at the quick JIT.
     ``EPOCHTRAIL_JIT=quick|full`` decides instead when set."""
     chosen = os.environ.get("EPOCHTRAIL_JIT", "").strip().lower()
     if chosen in ("quick", "full"):
         return chosen == "quick"
-    return size is not None and size < QUICK_JIT_BELOW_BYTES
+    return small_input(size)
 
 
 #: With C2 off, HotSpot falls back to the non-tiered code cache of 48 MiB.
@@ -88,8 +95,8 @@ def reuse_python_workers(input_size: int | None) -> bool:
     490 MiB of the peak at 1 GiB of input; a worker that ends with its task
     costs the next one a fork and those imports again, 1.5 s of the demo's
     24 s (and 2 of the test suite's 9.5 minutes), nothing a large run
-    notices. The line is the quick JIT's."""
-    return input_size is not None and input_size < QUICK_JIT_BELOW_BYTES
+    notices."""
+    return small_input(input_size)
 
 
 #: The driver JVM's heap (``EPOCHTRAIL_DRIVER_MEMORY`` overrides)
