@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
 from operator import itemgetter
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar, cast
 
 from replay.types import (
     METADATA_EVENTS,
@@ -49,6 +49,7 @@ from replay.types import (
     BrokerConfig,
     BrokerRegistration,
     BrokerRestart,
+    ClientHwm,
     EpochAnswer,
     Event,
     FetchAnswer,
@@ -138,6 +139,9 @@ class Placement(NamedTuple):
     #: record registering that broker: a broker registers after it loaded its
     #: logs, so its registration never moves before its startup lines
     starting: int | None = None
+    #: the index of the last event this one certainly follows for a cause,
+    #: not a clock (``_learned_from``): it never moves to before it
+    after: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +295,26 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
         i = bisect.bisect_right(known_epochs, named) - 1
         return 0 if i < 0 else created_at[known_epochs[i]] + 1
 
+    # A broker's own copy of a LeaderAndIsr request (``received LeaderAndIsr
+    # request``, formats-addendum.md 9.3: its state-change log, its clock)
+    # names the epoch the broker knew from then on: what it did later on
+    # that clock (a become-follower truncation in the same millisecond) came
+    # after the record that created the epoch, like a line naming it.
+    received: dict[int, list[tuple[float, int]]] = {}
+    for event in metadata:
+        origin = event.origin
+        if (
+            isinstance(event, LeaderAndIsr)
+            and origin.observer is not None
+            and origin.time is not None
+            and event.leader_epoch >= 0
+        ):
+            received.setdefault(origin.observer, []).append(
+                (origin.time.timestamp(), event.leader_epoch)
+            )
+    for known in received.values():
+        known.sort()
+
     by_observer: dict[int | None, list[Event]] = {}
     for event in observed:
         by_observer.setdefault(event.origin.observer, []).append(event)
@@ -319,7 +343,15 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
         observer_key = observer if observer is not None else -1
         named: int | None = None
         floor = floor_for(None)
+        got = received.get(observer, []) if observer is not None else []
+        next_got = 0
         for _, t, rank, event in keyed:
+            while t is not None and next_got < len(got) and got[next_got][0] <= t:
+                epoch = got[next_got][1]
+                next_got += 1
+                if named is None or epoch > named:
+                    named = epoch
+                    floor = floor_for(named)
             epoch = named_epoch(event)
             if epoch is not None and epoch >= 0 and (named is None or epoch > named):
                 named = epoch
@@ -381,12 +413,94 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
             )
         )
     placed.sort(key=_first)
-    return Ordered(
-        tuple(e for _, e, _ in placed),
-        clock_placed,
-        duplicates,
-        tuple(p for _, _, p in placed),
-    )
+    ordered = [e for _, e, _ in placed]
+    placements = [p for _, _, p in placed]
+    for index, source in _learned_from(ordered, placements, max_clock_skew_s).items():
+        placements[index] = placements[index]._replace(after=source)
+    return Ordered(tuple(ordered), clock_placed, duplicates, tuple(placements))
+
+
+def _learned_from(
+    events: Sequence[Event], placements: Sequence[Placement], max_clock_skew_s: float
+) -> dict[int, int]:
+    """For each HWM a follower showed a client (KIP-392: a consumer reading
+    from a follower), the leader's answer it learned that HWM from, where
+    the evidence fixes it. A follower's HW is the last fetch answer it
+    applied, capped by its log end (seed 000 "Replication"), or the one its
+    "Follower ... starts" line states; after a point that puts it below
+    ``H`` it shows ``H`` only once a later answer reached ``H``. Each answer
+    is logged as it is sent, so the showing follows that answer, whatever
+    the clocks say.
+
+    Fixed only where nothing else could have raised that HW in between: a
+    chain of such points all below ``H`` reaching back to one no order the
+    clocks allow puts after the showing (older by more than the skew
+    allowance, or the follower's own line, on its own clock), with no
+    change of leader and no restart of the follower between it and the
+    showing. When the last point below ``H`` is an answer that stands for a
+    rising run the pipeline folded (``FetchAnswer.folded``), the answer that
+    reached ``H`` may be one left out: the showing then only follows that
+    last point below ``H``."""
+    #: per follower, the points that set its HW: (index, HW, folded)
+    points: dict[int, list[tuple[int, int, int]]] = {}
+    showings: list[int] = []
+    handovers: list[int] = []
+    restarts: dict[int, list[int]] = {}
+    for index, event in enumerate(events):
+        kind = type(event)
+        placement = placements[index]
+        if kind is FetchAnswer:
+            answer = cast(FetchAnswer, event)
+            if answer.error_code == 0 and answer.hwm is not None and answer.hwm >= 0:
+                points.setdefault(answer.replica, []).append((index, answer.hwm, answer.folded))
+        elif kind is BecomeFollower:
+            line = cast(BecomeFollower, event)
+            if line.hwm is not None and line.hwm >= 0 and line.origin.observer == line.broker:
+                points.setdefault(line.broker, []).append((index, line.hwm, 0))
+        elif kind is ClientHwm:
+            showing = cast(ClientHwm, event)
+            if (
+                showing.error_code == 0
+                and showing.hwm is not None
+                and showing.origin.observer is not None
+                and placement.time is not None
+            ):
+                showings.append(index)
+        if placement.leader_after is not None:
+            handovers.append(index)
+        if placement.starting is not None:
+            restarts.setdefault(placement.starting, []).append(index)
+    out: dict[int, int] = {}
+    for index in showings:
+        showing = cast(ClientHwm, events[index])
+        follower = cast(int, showing.origin.observer)
+        hwm = cast(int, showing.hwm)
+        horizon = cast(float, placements[index].time) - max_clock_skew_s
+        # the last change of leader or restart of the follower before the
+        # showing: a chain may not reach across it
+        floor = -1
+        for breaks in (handovers, restarts.get(follower, ())):
+            b = bisect.bisect_left(breaks, index) - 1
+            if b >= 0:
+                floor = max(floor, breaks[b])
+        mine = points.get(follower, [])
+        k = bisect.bisect_left(mine, (index,)) - 1
+        reached: int | None = None
+        while k >= 0 and mine[k][1] >= hwm:
+            reached = mine[k][0]
+            k -= 1
+        if reached is None or k < 0:
+            continue
+        source = mine[k][0] if mine[k][2] else reached
+        while k >= 0 and mine[k][0] > floor and mine[k][1] < hwm:
+            placement = placements[mine[k][0]]
+            if placement.clock == follower or (
+                placement.time is not None and placement.time < horizon
+            ):
+                out[index] = source
+                break
+            k -= 1
+    return out
 
 
 def may_precede(moved: Placement, other: Placement, max_clock_skew_s: float) -> bool:
@@ -441,7 +555,8 @@ def alternative_places(
         ):
             continue  # may_precede(moved, nearest) is False
         places: list[int] = []
-        for i in range(j - 1, max(-1, j - 2 - MAX_JUMP), -1):
+        stop = max(-1, j - 2 - MAX_JUMP, -1 if moved.after is None else moved.after)
+        for i in range(j - 1, stop, -1):
             if not may_precede(moved, placements[i], max_clock_skew_s):
                 break
             places.append(i)

@@ -11,7 +11,10 @@ from replay import ReplayContext, order, replay_partition
 from replay.order import FOLD_BUDGET, HORIZON, MAX_JUMP, alternative_places, order_events
 from replay.types import (
     BecomeFollower,
+    ClientHwm,
     Confidence,
+    Event,
+    FetchAnswer,
     FindingKind,
     LogTruncated,
     Origin,
@@ -339,3 +342,110 @@ def test_of_a_zookeeper_decision_and_its_pasted_copy_the_timed_one_is_kept() -> 
     )
     assert ordered.duplicates == 1
     assert [e.origin for e in ordered.events] == [timed]
+
+
+def follower_read(first_answer_at: float) -> tuple[Story, int]:
+    """A consumer reads from follower 3 (KIP-392), which shows it HW 612.
+    Leader 1 answered 3's fetches every 0.5 s with a rising HWM, the first
+    of them ``first_answer_at`` s before the answer that first reached 612;
+    the follower's fetch from 599 (answered 550) is 1.5 s before the
+    showing by the clocks, within the skew allowance. Returns the story and
+    the index of the showing in its events."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    answers = [(510, 499), (532, 510), (550, 532), (599, 550), (631, 581), (663, 612)]
+    s.tick(0.5)
+    for offset, hwm in answers[-1 - int(first_answer_at / 0.5) :]:
+        s.fetch(1, 3, offset, epoch=0, last_fetched=0, hwm=hwm)
+        s.fetch(1, 2, offset, epoch=0, last_fetched=0, hwm=hwm)
+        s.tick(0.5)
+    s.tick(-0.02)
+    origin = s._origin("broker-3/kafka-request.log", 3, False)
+    s._add(ClientHwm(origin, 612, 0, 0))
+    showing = len(s.events) - 1
+    s.tick(0.05)
+    s.fetch(1, 3, 672, epoch=0, last_fetched=0, hwm=663)
+    s.fetch(1, 2, 672, epoch=0, last_fetched=0, hwm=663)
+    return s, showing
+
+
+def test_a_follower_shows_a_hwm_only_after_the_answer_that_brought_it() -> None:
+    """Follower 3's HW is the last answer it applied: after the answers of
+    499 to 581 it shows 612 only once the answer of 612 reached it, whatever
+    the clocks allow. So the showing is never tried before the fetch from
+    599, where it would read as 3 truncating [599, 612) below the HWM, and
+    the partition is valid."""
+    s, showing = follower_read(2.5)
+
+    ordered = order_events(s.events, CTX.max_clock_skew_s)
+    reached = next(
+        i
+        for i, e in enumerate(ordered.events)
+        if isinstance(e, FetchAnswer) and e.replica == 3 and e.hwm == 612
+    )
+    moves = dict(alternative_places(ordered.placements, CTX.max_clock_skew_s))
+    result = replay_partition(s.events, CTX)
+
+    assert ordered.events[showing] == s.events[showing]
+    assert ordered.placements[showing].after == reached
+    assert moves[showing] == tuple(range(showing - 1, reached, -1))
+    assert result.findings == ()
+    assert result.verdict == Verdict.VALID
+    assert result.coverage.gaps == ()
+
+
+def test_without_an_answer_below_it_beyond_the_allowance_the_showing_may_move() -> None:
+    """The same showing when 3's first answer in evidence (532, to its fetch
+    from 550) is within the skew allowance of it: 3 may have held 612 before
+    that answer (from answers no log kept), so the order the clocks leave
+    open stays open and the truncation it would read is not stated as
+    fact."""
+    s, showing = follower_read(1.5)
+
+    ordered = order_events(s.events, CTX.max_clock_skew_s)
+    result = replay_partition(s.events, CTX)
+
+    assert ordered.placements[showing].after is None
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    assert result.coverage.gaps == (
+        "whether broker-1/kafka-request.log:3 happened before broker-3/kafka-request.log:1 "
+        "(different clocks, within the 2 s skew allowance of each other) decides "
+        "truncation_below_hwm (replica 3, epoch 0, [599, 612)) (found only in the other "
+        "order): not stated as fact",
+    )
+
+
+def test_a_brokers_own_copy_of_a_decision_orders_what_it_did_after_on_its_clock() -> None:
+    """0.10: the controller sends epoch 1 (leader 3) at 10 s; broker 2's
+    state-change log says it received it at 10 s by its own clock, and its
+    server log that it truncated (become-follower) in the same millisecond.
+    The truncation came after the record that created epoch 1: no order of
+    the skew allowance may move it before, as it may without that copy."""
+    from replay.types import LeaderAndIsr
+
+    def story(received: bool) -> list[Event]:
+        at = T0 + timedelta(seconds=10)
+        controller = "controller/state-change.log"
+        events: list[Event] = [
+            LeaderAndIsr(Origin(Source(controller, 1), T0, None, None, 10), 1, 0, (1, 2, 3), 0,
+                         None, 1),
+            LeaderAndIsr(Origin(Source(controller, 2), at, None, None, 20), 3, 1, (3, 2), 1,
+                         None, 1),
+            LogTruncated(Origin(Source(FOLLOWER_LOG, 5), at, 2, None, 50), broker=2,
+                         to_offset=100),
+        ]  # fmt: skip
+        if received:
+            own = Origin(Source("broker-2/state-change.log", 7), at, 2, None, 70)
+            events.append(LeaderAndIsr(own, 3, 1, (3, 2), 1, None, 1))
+        return events
+
+    for received, floor, moves in ((False, 1, [(2, (1,))]), (True, 2, [])):
+        ordered = order_events(story(received))
+        assert [type(e).__name__ for e in ordered.events] == [
+            "LeaderAndIsr",
+            "LeaderAndIsr",
+            "LogTruncated",
+        ]
+        assert ordered.placements[2].floor == floor
+        assert alternative_places(ordered.placements, 2.0) == moves

@@ -362,18 +362,20 @@ KNOWN_DISAGREEMENTS: dict[str, list[str]] = {
 #: ZooKeeper-era leader's own ISR write; a pasted copy of a timed line is that
 #: line; a ZooKeeper decision keeps its timed copy; then a ZooKeeper decision's
 #: zkVersion, a follower's HW after an unclean election, an epoch's start
-#: floor, the partition's only leader, and two named gaps in the truth): 37 of
-#: 200 clusters. Each is tagged with what it is, and none is resolved:
+#: floor, the partition's only leader, and two named gaps in the truth; then
+#: the two causes that fix an order the clocks leave open, replay/order.py: a
+#: follower shows a client a HWM only after the leader's answer that brought
+#: it, and a broker's own copy of a LeaderAndIsr request orders what it did
+#: after on its clock): 18 of 200 clusters (37 before those two). Each is
+#: tagged with what it is, and none is resolved:
 #:
 #: * skew-order: the partition's verdict is unknown because a finding appears
 #:   in one order of two lines on different brokers' clocks within the 2 s
-#:   skew allowance (DESIGN.md "Ordering": not stated as fact); the simulated
-#:   brokers share one clock, so the truth knows the order. Mostly consumers
-#:   reading from a follower (its HW exposure on its own clock beside its
-#:   fetches on the leader's). The evidence as DESIGN reads it does not
-#:   decide; the truth names no such gap (it would have to replay every order).
-#: * order-budget: unknown because not every order the allowance leaves open
-#:   was tried (replay/order.py MAX_JUMP, FOLD_BUDGET): the replay's limit.
+#:   skew allowance (DESIGN.md "Ordering": not stated as fact) and no cause
+#:   the replay knows fixes it; the simulated brokers share one clock, so the
+#:   truth knows the order. 3098: the follower's fetch from 529 could, by the
+#:   clocks, precede its own truncation to 417, which its fetch from 417 (whose
+#:   answer brought the records from 417 on) followed.
 #: * missing-truncation_below_hwm-local (zk-hw 0.10): a broker back from a
 #:   restart truncates to its checkpointed HW below the HWM; the truth counts a
 #:   0.10 consumer's fetch offsets (which its answers put below the HWM) as a
@@ -399,29 +401,11 @@ KNOWN_DISAGREEMENTS: dict[str, list[str]] = {
 #:   (zk-hw): leader 2 of epochs 1 and 2 was last seen at 361, below the
 #:   committed 481, and no line states where epoch 2 began. Left.
 SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
-    # order-budget, skew-order
-    "sweep-3000": [
-        "verdict topic-0-0: truth valid, replay unknown",
-        "verdict topic-0-1: truth valid, replay unknown",
-    ],
-    # order-budget
-    "sweep-3001": [
-        "verdict topic-0-0: truth valid, replay unknown",
-    ],
-    # skew-order
-    "sweep-3004": [
-        "verdict topic-0-0: truth valid, replay unknown",
-    ],
-    # skew-order
-    "sweep-3009": [
-        "verdict topic-0-1: truth valid, replay unknown",
-    ],
     # missing-truncation_below_hwm-local
     "sweep-3011": [
         "missing ('truncation_below_hwm', 'topic-0', 0, 2, 3, 802, 808, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-0', 0, 3, 1, 1089, 1133, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-0', 0, 3, 2, 1055, 1271, None, 'local', None)",
-        "missing ('truncation_below_hwm', 'topic-0', 1, 1, 1, 421, 433, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-0', 2, 2, 1, 686, 697, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-0', 2, 3, 2, 929, 1161, None, 'local', None)",
     ],
@@ -431,27 +415,10 @@ SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
         "verdict topic-0-2: truth valid, replay unknown",
         "verdict topic-1-1: truth valid, replay unknown",
     ],
-    # order-budget, skew-order
-    "sweep-3024": [
-        "verdict topic-0-0: truth valid, replay unknown",
-        "verdict topic-0-1: truth valid, replay unknown",
-        "verdict topic-0-2: truth valid, replay unknown",
-    ],
-    # skew-order
-    "sweep-3028": [
-        "verdict topic-0-0: truth valid, replay unknown",
-        "verdict topic-0-1: truth valid, replay unknown",
-        "verdict topic-1-0: truth valid, replay unknown",
-        "verdict topic-1-1: truth valid, replay unknown",
-    ],
     # extra-truncation_below_hwm-local, missing-truncation_below_hwm-local (the mark)
     "sweep-3031": [
         "extra ('truncation_below_hwm', 'topic-1', 0, 1, 3, 86, 96, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-1', 0, 1, 3, 86, 113, None, 'local', None)",
-    ],
-    # order-budget
-    "sweep-3034": [
-        "verdict topic-0-2: truth valid, replay unknown",
     ],
     # missing-truncation_below_hwm-local
     "sweep-3035": [
@@ -459,18 +426,9 @@ SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
     ],
     # missing-truncation_below_hwm-local
     "sweep-3039": [
-        "missing ('truncation_below_hwm', 'topic-0', 0, 1, 3, 454, 477, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-0', 0, 2, 2, 770, 897, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-0', 0, 2, 3, 865, 897, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-1', 0, 2, 1, 1354, 1374, None, 'local', None)",
-    ],
-    # skew-order
-    "sweep-3041": [
-        "verdict topic-0-1: truth valid, replay unknown",
-    ],
-    # skew-order
-    "sweep-3046": [
-        "verdict topic-0-0: truth valid, replay unknown",
     ],
     # missing-truncation_below_hwm-local
     "sweep-3051": [
@@ -481,34 +439,10 @@ SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
         "extra ('truncation_below_hwm', 'topic-1', 2, 1, 1, 71, 78, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-1', 2, 1, 1, 71, 84, None, 'local', None)",
     ],
-    # order-budget, skew-order
-    "sweep-3057": [
-        "verdict topic-0-0: truth valid, replay unknown",
-        "verdict topic-0-2: truth valid, replay unknown",
-        "verdict topic-1-1: truth valid, replay unknown",
-        "verdict topic-1-2: truth valid, replay unknown",
-    ],
-    # order-budget
-    "sweep-3062": [
-        "verdict topic-0-0: truth valid, replay unknown",
-    ],
     # missing-truncation_below_hwm-local
     "sweep-3063": [
         "missing ('truncation_below_hwm', 'topic-0', 0, 2, 2, 3622, 4086, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-1', 0, 2, 3, 3987, 4004, None, 'local', None)",
-    ],
-    # skew-order
-    "sweep-3065": [
-        "verdict topic-0-0: truth valid, replay unknown",
-        "verdict topic-0-1: truth valid, replay unknown",
-        "verdict topic-0-2: truth valid, replay unknown",
-    ],
-    # missing-truncation_below_hwm-local, skew-order
-    "sweep-3071": [
-        "missing ('truncation_below_hwm', 'topic-0', 1, 1, 4, 218, 233, None, 'local', None)",
-        "missing ('truncation_below_hwm', 'topic-1', 0, 1, 4, 234, 252, None, 'local', None)",
-        "verdict topic-0-1: truth invalid, replay unknown",
-        "verdict topic-1-0: truth invalid, replay unknown",
     ],
     # missing-truncation_below_hwm-local
     "sweep-3095": [
@@ -516,9 +450,6 @@ SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
     ],
     # skew-order
     "sweep-3098": [
-        "verdict topic-0-0: truth valid, replay unknown",
-        "verdict topic-0-1: truth valid, replay unknown",
-        "verdict topic-1-0: truth valid, replay unknown",
         "verdict topic-1-1: truth valid, replay unknown",
     ],
     # missing-truncation_below_hwm-global
@@ -537,11 +468,6 @@ SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
         "missing ('truncation_below_hwm', 'topic-0', 0, 1, 1, 0, 63, None, 'local', None)",
         "verdict topic-0-0: truth invalid, replay valid",
     ],
-    # skew-order
-    "sweep-3133": [
-        "verdict topic-0-0: truth valid, replay unknown",
-        "verdict topic-0-1: truth valid, replay unknown",
-    ],
     # missing-truncation_below_hwm-local
     "sweep-3145": [
         "missing ('truncation_below_hwm', 'topic-0', 0, 3, 1, 0, 136, None, 'local', None)",
@@ -555,12 +481,6 @@ SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
         "missing ('truncation_below_hwm', 'topic-0', 1, 2, 4, 154, 262, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-0', 1, 4, 4, 154, 375, None, 'local', None)",
     ],
-    # skew-order
-    "sweep-3149": [
-        "verdict topic-0-0: truth valid, replay unknown",
-        "verdict topic-0-1: truth valid, replay unknown",
-        "verdict topic-0-2: truth valid, replay unknown",
-    ],
     # missing-truncation_below_hwm-local, skew-order
     "sweep-3151": [
         "missing ('truncation_below_hwm', 'topic-0', 0, 1, 3, 417, 427, None, 'local', None)",
@@ -569,14 +489,6 @@ SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
         "verdict topic-0-0: truth invalid, replay unknown",
         "verdict topic-1-0: truth invalid, replay unknown",
     ],
-    # order-budget, skew-order
-    "sweep-3168": [
-        "verdict topic-0-0: truth valid, replay unknown",
-        "verdict topic-0-1: truth valid, replay unknown",
-        "verdict topic-0-2: truth valid, replay unknown",
-        "verdict topic-1-0: truth valid, replay unknown",
-        "verdict topic-1-2: truth valid, replay unknown",
-    ],
     # missing-truncation_below_hwm-local; unknown: leader 2 of epoch 2 was last
     # seen holding up to offset 361, below the committed mark
     "sweep-3171": [
@@ -584,22 +496,7 @@ SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
         "verdict topic-0-0: truth invalid, replay unknown",
     ],
     # missing-truncation_below_hwm-local
-    "sweep-3175": [
-        "missing ('truncation_below_hwm', 'topic-0', 1, 1, 1, 605, 634, None, 'local', None)",
-        "missing ('truncation_below_hwm', 'topic-1', 0, 1, 1, 604, 627, None, 'local', None)",
-    ],
-    # missing-truncation_below_hwm-local
-    "sweep-3191": [
-        "missing ('truncation_below_hwm', 'topic-0', 2, 1, 1, 985, 1000, None, 'local', None)",
-    ],
-    # skew-order
-    "sweep-3196": [
-        "verdict topic-0-0: truth valid, replay unknown",
-        "verdict topic-0-1: truth valid, replay unknown",
-    ],
-    # missing-truncation_below_hwm-local
     "sweep-3199": [
-        "missing ('truncation_below_hwm', 'topic-0', 0, 1, 3, 269, 276, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-0', 0, 2, 3, 869, 960, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-0', 1, 2, 4, 244, 263, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-0', 1, 3, 3, 1025, 1122, None, 'local', None)",
