@@ -488,6 +488,15 @@ def _learned_from(
         reached: int | None = None
         while k >= 0 and mine[k][1] >= hwm:
             reached = mine[k][0]
+            placement = placements[reached]
+            if placement.clock == follower or (
+                placement.time is not None and placement.time < horizon
+            ):
+                # no order the clocks allow puts the showing before this
+                # point already: nothing to fix (and the walk stays within
+                # the allowance, however long the HWM stood still)
+                reached = None
+                break
             k -= 1
         if reached is None or k < 0:
             continue
