@@ -11,7 +11,9 @@ own file is ordered by line. Across brokers only skewed clocks exist. So:
    highest epoch an observer has named so far is a floor for all its later
    events;
 4. above that floor, the observer's clock places it among metadata records;
-   an observation with no clock (a checkpoint file) describes the end.
+   an observation with no clock (a checkpoint file) describes the end;
+5. a broker's own copy of a LeaderAndIsr request names that epoch on its
+   clock, as a line naming it does.
 
 A placement that only the clock decides, within ``max_clock_skew_s`` of a
 metadata record, is not fixed by the evidence; such placements are counted so
@@ -23,7 +25,9 @@ before events of other clocks whose time lies within the skew allowance of
 its own, never before an event of its own clock (a file's lines keep their
 order), never before the record that created the leader epoch it names (nor
 the partition's first record), and never across an event certainly earlier
-(older by more than the allowance). Each alternative order is folded in the
+(older by more than the allowance), and never before a cause it shows: a
+follower's HWM shown to a client never before the leader's answer that
+brought it that HWM (``_learned_from``). Each alternative order is folded in the
 same pass as the given one; once its history is alike the given order's,
 nothing it could change is left; one that never catches up is judged at the
 end. A finding present in one order and absent in the other rests on an
@@ -425,12 +429,12 @@ def _learned_from(
 ) -> dict[int, int]:
     """For each HWM a follower showed a client (KIP-392: a consumer reading
     from a follower), the leader's answer it learned that HWM from, where
-    the evidence fixes it. A follower's HW is the last fetch answer it
-    applied, capped by its log end (seed 000 "Replication"), or the one its
-    "Follower ... starts" line states; after a point that puts it below
-    ``H`` it shows ``H`` only once a later answer reached ``H``. Each answer
-    is logged as it is sent, so the showing follows that answer, whatever
-    the clocks say.
+    the evidence fixes it. Only the leader advances the HWM; followers learn
+    it from its fetch answers (seed 003). A follower's HW is the last answer
+    it applied, capped by its log end, or the one its "Follower ... starts"
+    line states; after a point that puts it below ``H`` it shows ``H`` only
+    once a later answer reached ``H``. Each answer is logged as it is sent,
+    so the showing follows that answer, whatever the clocks say.
 
     Fixed only where nothing else could have raised that HW in between: a
     chain of such points all below ``H`` reaching back to one no order the
