@@ -27,7 +27,9 @@ order), never before the record that created the leader epoch it names (nor
 the partition's first record), and never across an event certainly earlier
 (older by more than the allowance), and never before a cause it shows: a
 follower's HWM shown to a client never before the leader's answer that
-brought it that HWM (``_learned_from``). Each alternative order is folded in the
+brought it that HWM (``_learned_from``), a follower's fetch from below its
+previous one never before its own line that cut its log
+(``_fetched_after_drop``). Each alternative order is folded in the
 same pass as the given one; once its history is alike the given order's,
 nothing it could change is left; one that never catches up is judged at the
 end. A finding present in one order and absent in the other rests on an
@@ -419,8 +421,11 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
     placed.sort(key=_first)
     ordered = [e for _, e, _ in placed]
     placements = [p for _, _, p in placed]
-    for index, source in _learned_from(ordered, placements, max_clock_skew_s).items():
-        placements[index] = placements[index]._replace(after=source)
+    causes = _learned_from(ordered, placements, max_clock_skew_s)
+    for index, cause in _fetched_after_drop(ordered).items():
+        causes[index] = max(cause, causes.get(index, cause))
+    for index, cause in causes.items():
+        placements[index] = placements[index]._replace(after=cause)
     return Ordered(tuple(ordered), clock_placed, duplicates, tuple(placements))
 
 
@@ -513,6 +518,45 @@ def _learned_from(
                 out[index] = source
                 break
             k -= 1
+    return out
+
+
+def _fetched_after_drop(events: Sequence[Event]) -> dict[int, int]:
+    """For each follower fetch from below the offset of that follower's
+    previous fetch, the follower's own line that brought its log end that
+    low. A replica's log end falls only by a truncation or by recovery at a
+    restart, which its own logs print (``start_floor`` in
+    replay/properties.py); its fetch offset is its log end. So when its
+    fetches go from ``Y`` down to ``X`` and, between them, one of its own
+    lines (``Truncating ... to offset``, recovery, the log end it loaded)
+    brought its log end to ``X`` or below, the fetch from ``X`` came after
+    the first such line, whatever the clocks say."""
+    out: dict[int, int] = {}
+    last_fetch: dict[int, int] = {}
+    #: per broker, its lines since its last fetch: (index, log end it set)
+    drops: dict[int, list[tuple[int, int]]] = {}
+    for index, event in enumerate(events):
+        kind = type(event)
+        if kind is FollowerFetch:
+            fetch = cast(FollowerFetch, event)
+            previous = last_fetch.get(fetch.replica)
+            if previous is not None and fetch.fetch_offset < previous:
+                first = next(
+                    (i for i, end in drops.get(fetch.replica, ()) if end <= fetch.fetch_offset),
+                    None,
+                )
+                if first is not None:
+                    out[index] = first
+            last_fetch[fetch.replica] = fetch.fetch_offset
+            drops.pop(fetch.replica, None)
+        elif kind is LogTruncated or kind is RecoveryTruncation:
+            line = cast(LogTruncated | RecoveryTruncation, event)
+            if line.origin.observer == line.broker:
+                drops.setdefault(line.broker, []).append((index, line.to_offset))
+        elif kind is LogLoaded:
+            loaded = cast(LogLoaded, event)
+            if loaded.origin.observer == loaded.broker:
+                drops.setdefault(loaded.broker, []).append((index, loaded.log_end))
     return out
 
 

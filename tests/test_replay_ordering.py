@@ -16,6 +16,8 @@ from replay.types import (
     Event,
     FetchAnswer,
     FindingKind,
+    FollowerFetch,
+    LogLoaded,
     LogTruncated,
     Origin,
     Scope,
@@ -449,3 +451,58 @@ def test_a_brokers_own_copy_of_a_decision_orders_what_it_did_after_on_its_clock(
         ]
         assert ordered.placements[2].floor == floor
         assert alternative_places(ordered.placements, 2.0) == moves
+
+
+def restart_then_fetch(lines: bool) -> Story:
+    """Follower 2 fetches [0, 110) from leader 1, which shows it HWM 110;
+    2 restarts: its log loads with end 105 (recovery lost [105, 110)) and it
+    truncates to 100 (its HW checkpoint), then fetches from 100, 0.2 s later
+    by the leader's clock, within the skew allowance of its own lines. With
+    ``lines`` False its server.log is not given."""
+    s = Story()
+    s.create((1, 2), leader=1)
+    s.fetch(1, 2, 110, epoch=0, last_fetched=0, hwm=100)
+    s.tick(0.5)
+    s.fetch(1, 2, 110, epoch=0, last_fetched=0, hwm=110)
+    s.tick(3)
+    if lines:
+        log = "broker-2/server.log"
+        s._add(LogLoaded(s._origin(log, 2, False), broker=2, log_end=105))
+        s._add(LogTruncated(s._origin(log, 2, False), broker=2, to_offset=100))
+    s.tick(0.2)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=110)
+    return s
+
+
+def test_a_fetch_from_below_the_last_one_follows_the_line_that_cut_the_log() -> None:
+    """A replica's log end falls only by a truncation or a recovery its own
+    log prints; its fetch offset is its log end. Its fetch from 100 after
+    one from 110 came after its line truncating to 100 (and so after the
+    load line before it), whatever the clocks allow: the restart's loss
+    and the truncation are two findings, exactly, not an order left open."""
+    s = restart_then_fetch(lines=True)
+
+    ordered = order_events(s.events, CTX.max_clock_skew_s)
+    fetch = len(ordered.events) - 2  # the fetch from 100, then its answer
+    truncated = next(i for i, e in enumerate(ordered.events) if isinstance(e, LogTruncated))
+    result = replay_partition(s.events, CTX)
+
+    assert isinstance(ordered.events[fetch], FollowerFetch)
+    assert ordered.placements[fetch].after == truncated
+    assert sorted(
+        (f.kind.value, f.leader_epoch, f.replica, f.offset_start, f.offset_end, str(f.qualifier))
+        for f in result.findings
+    ) == [
+        ("truncation_below_hwm", 0, 2, 100, 105, "local"),
+        ("truncation_below_hwm", 0, 2, 105, 110, "local"),
+    ]
+    assert result.coverage.gaps == ()
+    assert result.verdict == Verdict.INVALID
+
+
+def test_without_its_own_lines_a_fetch_from_below_has_no_cause_to_follow() -> None:
+    s = restart_then_fetch(lines=False)
+
+    ordered = order_events(s.events, CTX.max_clock_skew_s)
+
+    assert all(p.after is None for p in ordered.placements)
