@@ -133,7 +133,9 @@ class Truth:
         #: (its X in no artefact): epoch, leader, X, the mark it cut shown
         self.unseen_loss: dict[Key, tuple[int, int, int, int]] = {}
         self.drops: dict[tuple[Key, int], Drop] = {}
-        self.position: dict[tuple[Key, int], int] = {}  # replica log end in evidence
+        #: the highest log end of a replica in evidence (its fetch offsets)
+        #: since its last crash loss was reported
+        self.position: dict[tuple[Key, int], int] = {}
         self.findings: list[dict[str, Any]] = []
         self.undecidable: list[dict[str, Any]] = []
         self.disputed: list[dict[str, Any]] = []
@@ -529,6 +531,9 @@ class Truth:
                     else drop.shown_h_evidence
                 ),
             )
+            # the log end in evidence before the loss described a log now
+            # gone: a later loss is measured from what was seen after this
+            self.position.pop((key, replica), None)
         self.position_seen(key, replica, fetch_offset)
 
     def described(self, key: Key, leader: int, isr: list[int], now: int) -> None:

@@ -504,3 +504,31 @@ def test_a_leader_whose_request_log_holds_no_line_leaves_a_clean_partition_unsur
             ],
         }
     ]
+
+
+def test_a_second_crash_loss_is_measured_from_what_was_seen_after_the_first() -> None:
+    """Replica 2 fetched up to 151 under HWM 136 and lost all of it in an
+    unclean shutdown; back, it fetched from 0 once, took records its next
+    fetch would have shown, and crashed again before that fetch. The second
+    loss [0, 140) is real, but its log end before it is in evidence only up
+    to 0 (its 151 was the log the first crash took): named, and absent on
+    what the artefacts show."""
+    truth = Truth("unit", 0, "kraft", {})
+    key = ("orders", 0)
+    truth.add_partition(key)
+    truth.hw_shown(key, 136)
+    truth.follower_fetch(key, 2, 0, 151)
+    truth.crash_drop(key, 2, 151, 0, 0)
+    truth.follower_fetch(key, 2, 0, 0)
+    truth.crash_drop(key, 2, 140, 0, 0)
+    truth.follower_fetch(key, 2, 0, 0)
+    result = truth.result()
+    assert [
+        (f["offset_start"], f["offset_end"], f.get("visible_absent")) for f in result["findings"]
+    ] == [(0, 136, None), (0, 136, True)]
+    assert [n["reasons"] for n in result["undecidable"]] == [
+        [
+            "replica 2 lost [0, 140) in an unclean shutdown; its log end before the loss is in "
+            "evidence only up to 0"
+        ]
+    ]
