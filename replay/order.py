@@ -146,7 +146,8 @@ class Placement(NamedTuple):
     #: logs, so its registration never moves before its startup lines
     starting: int | None = None
     #: the index of the last event this one certainly follows for a cause,
-    #: not a clock (``_learned_from``): it never moves to before it
+    #: not a clock (``_learned_from``, ``_fetched_after_drop``): it never
+    #: moves to before it
     after: int | None = None
 
 
