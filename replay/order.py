@@ -422,9 +422,8 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
     placed.sort(key=_first)
     ordered = [e for _, e, _ in placed]
     placements = [p for _, _, p in placed]
-    causes = _learned_from(ordered, placements, max_clock_skew_s)
-    for index, cause in _fetched_after_drop(ordered).items():
-        causes[index] = max(cause, causes.get(index, cause))
+    # one cause per event: the first concerns client showings, the second fetches
+    causes = _learned_from(ordered, placements, max_clock_skew_s) | _fetched_after_drop(ordered)
     for index, cause in causes.items():
         placements[index] = placements[index]._replace(after=cause)
     return Ordered(tuple(ordered), clock_placed, duplicates, tuple(placements))
@@ -498,13 +497,9 @@ def _learned_from(
         reached: int | None = None
         while k >= 0 and mine[k][1] >= hwm:
             reached = mine[k][0]
-            placement = placements[reached]
-            if placement.clock == follower or (
-                placement.time is not None and placement.time < horizon
-            ):
-                # no order the clocks allow puts the showing before this
-                # point already: nothing to fix (and the walk stays within
-                # the allowance, however long the HWM stood still)
+            if _settled(placements[reached], follower, horizon):
+                # nothing to fix (and the walk stays within the allowance,
+                # however long the HWM stood still)
                 reached = None
                 break
             k -= 1
@@ -512,14 +507,18 @@ def _learned_from(
             continue
         source = mine[k][0] if mine[k][2] else reached
         while k >= 0 and mine[k][0] > floor and mine[k][1] < hwm:
-            placement = placements[mine[k][0]]
-            if placement.clock == follower or (
-                placement.time is not None and placement.time < horizon
-            ):
+            if _settled(placements[mine[k][0]], follower, horizon):
                 out[index] = source
                 break
             k -= 1
     return out
+
+
+def _settled(placement: Placement, clock: object, horizon: float) -> bool:
+    """No order the clocks allow puts an event of ``clock`` whose allowance
+    begins at ``horizon`` before ``placement``: on that same clock, or
+    older than the allowance."""
+    return placement.clock == clock or (placement.time is not None and placement.time < horizon)
 
 
 def _fetched_after_drop(events: Sequence[Event]) -> dict[int, int]:
