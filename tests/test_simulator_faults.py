@@ -526,6 +526,10 @@ def test_a_second_crash_loss_is_measured_from_what_was_seen_after_the_first() ->
     assert [
         (f["offset_start"], f["offset_end"], f.get("visible_absent")) for f in result["findings"]
     ] == [(0, 136, None), (0, 136, True)]
+    assert [
+        (f["kind"], f["topic"], f["partition"], f["leader_epoch"], f["replica"], f["qualifier"])
+        for f in result["findings"]
+    ] == [("truncation_below_hwm", "orders", 0, 0, 2, "local")] * 2
     assert [n["reasons"] for n in result["undecidable"]] == [
         [
             "replica 2 lost [0, 140) in an unclean shutdown; its log end before the loss is in "
