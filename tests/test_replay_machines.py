@@ -826,3 +826,37 @@ def test_the_derived_mark_counts_in_zk_epoch_only_without_answers() -> None:
         ReplayContext(KEY, profile=Profile.KRAFT, request_log_observers=frozenset({a, b})),
     )
     assert found(kraft) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known: replica 2's record at offset 0 from epoch 0, which epoch 2 (leader 3, "
+    "from offset 0) rewrote, is judged on epoch 3's mark as a truncation with qualifier "
+    "unknown. Replica 2 led epoch 1 from offset 1, so its newest record is of epoch 1 or "
+    "earlier, but 0.10 data names no epoch and the replay keeps its top epoch unknown",
+)
+def test_zk_hw_a_restart_then_elected_history_hypothesis_found() -> None:
+    """A history the ZooKeeper-HW machine drew in CI (hw_restart_then_elected,
+    kept as found): only replica 3's truncation of [1, 6) in epoch 3 is below
+    the HWM, with the election that lost it."""
+    machine = _machine(Profile.ZK_HW, "hw_restart_then_elected")()
+    machine.produce(records=1, acks_all=False)
+    machine.fetch(follower=2)
+    machine.failover(controlled=False)
+    machine.failover(controlled=False)
+    machine.restart(broker=1)
+    machine.produce(records=1, acks_all=False)
+    machine.replicate()
+    machine.replicate()
+    machine.failover(controlled=False)
+    p = machine.partition
+    expected = p.hw_restart_then_elected(1 + len(p.events) % 5)
+
+    result = replay(p)
+
+    assert sorted(e.key() for e in expected) == [
+        ("committed_data_loss", 0, None, 4, 1, 6, 5, None),
+        ("hwm_regression", 0, 3, 4, 1, 6, None, None),
+        ("truncation_below_hwm", 0, 3, 3, 1, 6, None, Scope.LOCAL),
+    ]
+    assert found(result) == sorted(e.key() for e in expected)
