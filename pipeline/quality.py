@@ -523,6 +523,27 @@ class Published:
             yield rest.to_pandas(memory_pool=pool)
 
 
+@dataclass(frozen=True)
+class Sampled:
+    """A silver Spark frame's sample, taken ahead of validation by a run that
+    ends its Spark session first: the frame's columns, and the rows
+    :func:`_frames` would have asked Spark for (``SILVER_SAMPLE_ROWS`` and
+    one more, of the columns its suite reads)."""
+
+    columns: list[str]
+    frame: PandasFrame
+
+
+def silver_sample(table: str, df: DataFrame) -> Sampled:
+    """:class:`Sampled` of silver ``table``'s frame ``df``, one Spark query."""
+    suite = build_suite(table)
+    if suite.stage != "silver":
+        raise ValueError(f"{table} is not a silver table")
+    columns = list(df.columns)
+    _, read = _plan(suite, columns)
+    return Sampled(columns, df.select(*read).limit(SILVER_SAMPLE_ROWS + 1).toPandas())
+
+
 def _row_local(suite: Suite) -> bool:
     """Every rule of the suite judges one row at a time."""
     return suite.table not in IDENTITIES and suite.table not in LINEAGE_TABLES
@@ -540,7 +561,9 @@ def _frames(suite: Suite, df: Any, read: list[str]) -> tuple[Iterator[PandasFram
         return iter([df.read(read)]), None
     limit = SILVER_SAMPLE_ROWS if suite.stage == "silver" else None
     pdf: PandasFrame
-    if isinstance(df, DataFrame):
+    if isinstance(df, Sampled):
+        pdf = df.frame[read]
+    elif isinstance(df, DataFrame):
         frame = df.select(*read)
         if limit is not None:
             frame = frame.limit(limit + 1)
@@ -628,6 +651,25 @@ def _merged(before: list[ExpectationResult], batch: list[ExpectationResult]) -> 
         known.error = known.error or e.error
 
 
+def _plan(suite: Suite, columns: list[str]) -> tuple[list[tuple[str, Any]], list[str]]:
+    """The suite's expectations that a table of ``columns`` can run (their
+    columns present or derivable), and the columns they read."""
+    present = set(columns) | {
+        d for d, inputs in _DERIVED_FROM.items() if all(c in columns for c in inputs)
+    }
+    runnable = [
+        (rule, e)
+        for rule, e in suite.expectations
+        if all(c in present for c in _columns_of(e.configuration))
+    ]
+    needed = {c for _, e in runnable for c in _columns_of(e.configuration)}
+    read = sorted(
+        {c for c in needed if c in columns}
+        | {i for d in needed if d in _DERIVED_FROM for i in _DERIVED_FROM[d] if i in columns}
+    )
+    return runnable, read
+
+
 def _run_suite(suite: Suite, df: Any) -> tuple[SuiteResult, list[tuple[str, Any, Any]]]:
     """One suite over one table: its summary, and GE's own (name, suite,
     validation result) per frame validated (a row-local gold table in
@@ -646,19 +688,7 @@ def _run_suite(suite: Suite, df: Any) -> tuple[SuiteResult, list[tuple[str, Any,
             unexpected_examples=missing[:EXAMPLES],
         )
     )
-    present = set(columns) | {
-        d for d, inputs in _DERIVED_FROM.items() if all(c in columns for c in inputs)
-    }
-    runnable = [
-        (rule, e)
-        for rule, e in suite.expectations
-        if all(c in present for c in _columns_of(e.configuration))
-    ]
-    needed = {c for _, e in runnable for c in _columns_of(e.configuration)}
-    read = sorted(
-        {c for c in needed if c in columns}
-        | {i for d in needed if d in _DERIVED_FROM for i in _DERIVED_FROM[d] if i in columns}
-    )
+    runnable, read = _plan(suite, columns)
     frames, bound = _frames(suite, df, read)
     checked: list[ExpectationResult] = []
     ge: list[tuple[str, Any, Any]] = []

@@ -34,7 +34,7 @@ from pipeline.reconstruct import (
     shared_rows,
     with_topic_key,
 )
-from pipeline.session import materialise, release
+from pipeline.session import end_spark, materialise, release, spark_running
 from replay.types import FindingKind, Profile, Verdict
 
 EXIT_OK = 0
@@ -145,6 +145,10 @@ def run_job(options: RunOptions) -> RunSummary:
         from pipeline.quality import prewarm
 
         prewarm()
+    # A run that starts its own session (the CLI's) ends it before
+    # validation; one that finds a session running (tests, a notebook, an
+    # Airflow worker's) leaves it be.
+    owns_spark = not spark_running()
     with timings.stage("spark_start"):
         spark = get_spark(options.master, input_size=size)
     cluster = options.cluster or "default"
@@ -159,10 +163,19 @@ def run_job(options: RunOptions) -> RunSummary:
         )
     try:
         return _judge_and_publish(
-            options, spark, ingested, timings, started, run_date, cluster, late_ge=not early_ge
+            options,
+            spark,
+            ingested,
+            timings,
+            started,
+            run_date,
+            cluster,
+            late_ge=not early_ge,
+            end_spark_first=owns_spark,
         )
     finally:
-        ingested.unpersist()
+        if spark_running():
+            ingested.unpersist()
 
 
 def _judge_and_publish(
@@ -174,6 +187,7 @@ def _judge_and_publish(
     run_date: str,
     cluster: str,
     late_ge: bool = False,
+    end_spark_first: bool = False,
 ) -> RunSummary:
     with timings.stage("accounting"):
         files = [r.asDict() for r in ingested.file_stats.orderBy("path").collect()]
@@ -328,16 +342,28 @@ def _judge_and_publish(
         f["accounted"] = (
             f["lines_read"] == f["lines_parsed"] + f["lines_ignored"] + f["lines_quarantined"]
         )
+    master = spark.sparkContext.master
     validation = None
     if options.validate:
         # DESIGN.md "Validation": the GE suites over what this run wrote
-        from pipeline.quality import read_published, validate_run
+        from pipeline.quality import read_published, silver_sample, validate_run
 
+        local = local_path(out)
+        silver: Any = ingested.events
+        if local is not None and end_spark_first:
+            # Validation reads the published tables with pyarrow: with
+            # silver's sample taken, no Spark work is left, and the JVM
+            # ends before GE's frames fill the driver (the run's peak
+            # memory was the two together: docs/performance.md "Memory").
+            with timings.stage("spark_stop"):
+                silver = silver_sample("partition_events", ingested.events)
+                release(bridged)
+                ingested.unpersist()
+                end_spark(spark)
         with timings.stage("validate"):
             # the gold tables as published, read back without Spark (on
             # remote storage: the frames), and silver's first rows
             # (quality.SILVER_SAMPLE_ROWS)
-            local = local_path(out)
             gold: dict[str, Any] = {
                 "anomalies": anomalies_gold,
                 "epoch_lineage": lineage,
@@ -351,12 +377,13 @@ def _judge_and_publish(
                 gold = read_published(str(local), tuple(gold), clusters=sorted(chosen))
             validation = validate_run(
                 spark,
-                {"partition_events": ingested.events, **gold},
+                {"partition_events": silver, **gold},
                 {"files": files},
                 out=None if local is None else str(local),
                 data_docs=options.data_docs,
             )
-    release(bridged)
+    if spark_running():
+        release(bridged)
     quarantined = sum(f["lines_quarantined"] for f in files)
     partitions = sum(verdicts.values())
     code = exit_code_for(verdicts, len(finding_rows))
@@ -369,7 +396,7 @@ def _judge_and_publish(
         "inputs": options.paths,
         "out": out,
         "cluster": cluster,
-        "spark_master": spark.sparkContext.master,
+        "spark_master": master,
         "profile": {"requested": options.profile.value, "chosen": profile.value, "why": why},
         "profiles": {
             c: {"chosen": p.value, "why": w, **evidence[c]} for c, (p, w) in chosen.items()

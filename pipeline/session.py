@@ -204,6 +204,49 @@ def get_spark(
     return spark
 
 
+def spark_running() -> bool:
+    """Whether a Spark session (its context) is already running in this
+    process: a run that finds one leaves it running when it ends."""
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context is not None
+
+
+def end_spark(spark: SparkSession) -> None:
+    """Stop ``spark`` and end the JVM this process started for it.
+
+    ``SparkSession.stop`` stops the context but leaves the gateway JVM
+    running, its heap committed, until Python exits. A run that started its
+    own session ends it here once no Spark work is left: the run's last
+    step, validation, reads the published Parquet with pyarrow, and the
+    JVM's 1.3 GiB resident beside it was the run's peak (docs/performance.md
+    "Memory"). A later ``get_spark`` in the same process starts a new JVM.
+    The JVM ends itself when its standard input closes (PySpark's gateway
+    watches it)."""
+    from pyspark import SparkContext
+
+    spark.stop()
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    proc = getattr(gateway, "proc", None)
+    try:
+        gateway.shutdown()
+    except Exception:  # noqa: BLE001 - the JVM is ending either way
+        pass
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    if proc is None:
+        return
+    if proc.stdin is not None:
+        proc.stdin.close()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def materialise(df: DataFrame) -> DataFrame:
     """``df`` computed once now (memory, spilling to disk) and cut from its
     plan: later plans start from its rows. A persisted frame keeps its whole

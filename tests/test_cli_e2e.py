@@ -220,6 +220,46 @@ def test_gold_tables_read_as_a_bi_tool_would(case) -> None:  # type: ignore[no-u
     assert line_no == 26  # the last line, cut mid-JSON
 
 
+def test_the_readme_command_in_its_own_process_ends_spark_then_validates(
+    case, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """As a user runs it: the process starts its own Spark, ends the JVM once
+    the tables are written (run.py, session.end_spark), and validates them,
+    silver's sample included, with no JVM left; the same findings and the
+    same suites as the in-process run."""
+    out = tmp_path / "demo"
+    proc = subprocess.run(
+        [str(CONSOLE), "run", str(INCIDENT), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "validation: every expectation met" in proc.stdout
+    manifest = json.loads((out / "run_manifest.json").read_text())
+    assert list(manifest["timings_s"]) == [
+        "spark_start",
+        "ingest",
+        "accounting",
+        "reconstruct_replay",
+        "publish",
+        "spark_stop",
+        "validate",
+    ]
+    assert manifest["spark_master"] == "local[*]"
+    same = json.loads((case[0] / "run_manifest.json").read_text())
+    assert manifest["findings_by_kind"] == same["findings_by_kind"]
+    assert manifest["validation"]["success"] is True
+    # every suite saw the rows the in-process run's saw, silver's (116,
+    # sampled before Spark ended) included
+    seen = {s["table"]: (s["rows"], s["expectations"]) for s in manifest["validation"]["suites"]}
+    assert seen == {
+        s["table"]: (s["rows"], s["expectations"]) for s in same["validation"]["suites"]
+    }
+    assert seen["partition_events"][0] == 116
+    assert anomalies_json(out) == anomalies_json(case[0])
+
+
 def test_missing_input_is_bad_input() -> None:
     result = CliRunner().invoke(app, ["run", "/no/such/incident", "--out", "/tmp/x"])
     assert result.exit_code == 4

@@ -343,6 +343,33 @@ def test_silver_is_read_up_to_its_bound(monkeypatch: pytest.MonkeyPatch) -> None
     assert (gold.rows, gold.sampled) == (3, False)
 
 
+def test_a_silver_sample_taken_ahead_validates_as_its_spark_frame(
+    spark, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """What a run that ends Spark before validating hands GE
+    (quality.silver_sample): the same rows, columns, bound and failures as
+    the Spark frame read at validation."""
+    import pipeline.quality as quality
+    from pipeline.quality import Sampled, silver_sample
+
+    bad = {**EVENT, "fetch_offset": -7}
+    events = frame(spark, "partition_events", bad, EVENT, EVENT)
+    sample = silver_sample("partition_events", events)
+    assert isinstance(sample, Sampled) and sample.columns == events.columns
+    # only the columns the suite reads crossed into pandas
+    assert "fetch_offset" in sample.frame.columns
+    assert len(sample.frame.columns) < len(events.columns)
+    ahead, late = (run_suite(build_suite("partition_events"), f) for f in (sample, events))
+    assert failed(ahead) == failed(late) != {}
+    assert ahead.expectations == late.expectations
+    assert (ahead.rows, ahead.sampled) == (late.rows, late.sampled) == (3, False)
+    monkeypatch.setattr(quality, "SILVER_SAMPLE_ROWS", 2)
+    bounded = run_suite(build_suite("partition_events"), silver_sample("partition_events", events))
+    assert (bounded.rows, bounded.sampled) == (2, True)
+    with pytest.raises(ValueError, match="not a silver table"):
+        silver_sample("anomalies", events)
+
+
 def test_ge_results_are_written_as_ge_writes_them(tmp_path: Path) -> None:
     tables = {
         "anomalies": _pandas_rows("anomalies", {"kind": "unclean_election"}),
