@@ -128,7 +128,7 @@ def exit_code_for(verdicts: dict[str, int], findings: int) -> int:
 def run_job(options: RunOptions) -> RunSummary:
     from pipeline.ingest import ingest
     from pipeline.ingest.sniff import input_bytes
-    from pipeline.session import get_spark, small_input
+    from pipeline.session import end_spark_early, get_spark, small_input
 
     check_paths(options.paths)
     started = datetime.now(UTC)
@@ -145,10 +145,10 @@ def run_job(options: RunOptions) -> RunSummary:
         from pipeline.quality import prewarm
 
         prewarm()
-    # A run that starts its own session (the CLI's) ends it before
-    # validation; one that finds a session running (tests, a notebook, an
-    # Airflow worker's) leaves it be.
-    owns_spark = not spark_running()
+    # A run of a large input that starts its own session (the CLI's) ends
+    # it before validation; one that finds a session running (tests, a
+    # notebook) leaves it be.
+    end_first = not spark_running() and end_spark_early(size)
     with timings.stage("spark_start"):
         spark = get_spark(options.master, input_size=size)
     cluster = options.cluster or "default"
@@ -171,7 +171,7 @@ def run_job(options: RunOptions) -> RunSummary:
             run_date,
             cluster,
             late_ge=not early_ge,
-            end_spark_first=owns_spark,
+            end_spark_first=end_first,
         )
     finally:
         if spark_running():

@@ -88,6 +88,44 @@ def jit_options(size: int | None) -> list[str]:
     return ["-XX:TieredStopAtLevel=1", f"-XX:ReservedCodeCacheSize={QUICK_JIT_CODE_CACHE}"]
 
 
+def interpreted(input_size: int | None) -> bool:
+    """Whether a run over ``input_size`` bytes evaluates its expressions
+    interpreted instead of compiling them (whole-stage code generation off,
+    no generated projections): for small inputs. The readers' plans are
+    large, and generating and compiling their Java (Janino, then the JIT)
+    costs a short run more than the compiled code returns: the README
+    demo took 18.7 s instead of 22.0 s, idle machine, two runs each
+    (docs/performance.md "The fixed cost"). ``EPOCHTRAIL_CODEGEN=on|off``
+    decides instead when set."""
+    chosen = os.environ.get("EPOCHTRAIL_CODEGEN", "").strip().lower()
+    if chosen in ("on", "off"):
+        return chosen == "off"
+    return small_input(input_size)
+
+
+def codegen_settings(input_size: int | None) -> dict[str, str]:
+    """The Spark settings :func:`interpreted` chooses for ``input_size``."""
+    if not interpreted(input_size):
+        return {}
+    return {
+        "spark.sql.codegen.wholeStage": "false",
+        "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    }
+
+
+def end_spark_early(input_size: int | None) -> bool:
+    """Whether a run over ``input_size`` bytes that started its own Spark
+    ends it before validation (:func:`end_spark`): for large inputs, where
+    the JVM beside GE's frames was the run's peak memory. A small run's
+    peak is far below that, and stopping Spark in the run costs it about a
+    second that the process's exit otherwise hides.
+    ``EPOCHTRAIL_END_SPARK=early|late`` decides instead when set."""
+    chosen = os.environ.get("EPOCHTRAIL_END_SPARK", "").strip().lower()
+    if chosen in ("early", "late"):
+        return chosen == "early"
+    return not small_input(input_size)
+
+
 def reuse_python_workers(input_size: int | None) -> bool:
     """Whether a Python worker outlives its task: for small inputs only.
     Reused, the replay's two workers (pyarrow, pandas and the replay loaded:
@@ -189,6 +227,8 @@ def get_spark(
             "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation",
         )
     )
+    for key, value in codegen_settings(input_size).items():
+        builder = builder.config(key, value)
     event_log = os.environ.get("EPOCHTRAIL_EVENT_LOG")
     if event_log:
         # Profiling (docs/performance.md): every job, stage and task metric

@@ -8,6 +8,7 @@ story implies exactly four findings on orders-0, none elsewhere.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -220,19 +221,21 @@ def test_gold_tables_read_as_a_bi_tool_would(case) -> None:  # type: ignore[no-u
     assert line_no == 26  # the last line, cut mid-JSON
 
 
-def test_the_readme_command_in_its_own_process_ends_spark_then_validates(
+def test_a_run_in_its_own_process_can_end_spark_then_validate(
     case, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    """As a user runs it: the process starts its own Spark, ends the JVM once
-    the tables are written (run.py, session.end_spark), and validates them,
-    silver's sample included, with no JVM left; the same findings and the
-    same suites as the in-process run."""
+    """As a large input's run does: the process starts its own Spark, ends
+    the JVM once the tables are written (run.py, session.end_spark), then
+    validates them, silver's sample included, with no JVM left; the same
+    findings and the same suites as the in-process run."""
     out = tmp_path / "demo"
     proc = subprocess.run(
         [str(CONSOLE), "run", str(INCIDENT), "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=600,
+        # as a large input's run does (session.end_spark_early)
+        env={**os.environ, "EPOCHTRAIL_END_SPARK": "early"},
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "validation: every expectation met" in proc.stdout
