@@ -656,3 +656,42 @@ def test_alter_partition_accounting_and_quarantine(result: dict[str, Any]) -> No
         if r.source_file.endswith("/kafka-request.log.2024-05-01-11")
     )
     assert rows == [(5, "bad JSON in Completed request"), (6, "unknown ALTER_PARTITION shape")]
+
+
+def test_the_top_level_keys_cut_the_line_only_when_all_are_there_in_order(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Section 1.2: the header, request and response texts lie between the
+    first occurrences of the top-level keys, in order. A line missing one, or
+    with two out of order, is a cut or garbled line: quarantined, even for an
+    api key that is not read; a key name inside a string value (escaped
+    quotes) does not cut."""
+    from pipeline.ingest import ingest
+
+    swap = FETCH_V13_EXAMPLE.replace(',"request":', ',"tmp":').replace(',"response":', ',"request":')
+    lines = [
+        FETCH_V13_EXAMPLE,  # 1 read
+        FETCH_V13_EXAMPLE.replace(',"connection":', ',"conn":'),  # 2 no connection
+        FETCH_V13_EXAMPLE.replace(',"response":', ',"resp":'),  # 3 no response
+        swap.replace(',"tmp":', ',"response":'),  # 4 response before request
+        FETCH_V13_EXAMPLE.replace('"requestHeader":', '"header":'),  # 5 no header
+        # 6 the client id holds a key name: escaped, it cuts nothing
+        FETCH_V13_EXAMPLE.replace('"broker-2-fetcher-0"', r'"x\",\"request\":{\"y"'),
+        METADATA.replace(',"connection":', ',"conn":'),  # 7 an api key not read, cut
+    ]
+    (tmp_path / "broker-1").mkdir()
+    (tmp_path / "broker-1" / "kafka-request.log").write_text("\n".join(lines) + "\n")
+    r = ingest(spark, [str(tmp_path)], cluster="prod")
+    quarantined = sorted((q.line_no, q.reason) for q in r.quarantine.collect())
+    assert quarantined == [(n, "bad JSON in Completed request") for n in (2, 3, 4, 5, 7)]
+    events = sorted(
+        (e.line_no, e.kind, e.client_id, e.fetch_offset, e.hwm) for e in r.events.collect()
+    )
+    assert events == [
+        (1, "fetch_request", "broker-2-fetcher-0", 3200, None),
+        (1, "fetch_response", None, None, 3200),
+        (6, "fetch_request", 'x","request":{"y', 3200, None),
+        (6, "fetch_response", None, None, 3200),
+    ]
+    [stats] = r.file_stats.collect()
+    assert (stats.lines_read, stats.lines_parsed, stats.lines_quarantined) == (7, 2, 5)

@@ -10,6 +10,8 @@ import pytest
 from pipeline.ingest.sniff import COMPRESSED_WEIGHT, input_bytes
 from pipeline.session import (
     QUICK_JIT_BELOW_BYTES,
+    codegen_settings,
+    end_spark_early,
     gc_options,
     jit_options,
     quick_jit,
@@ -61,7 +63,39 @@ def test_the_quick_jit_keeps_the_tiered_code_cache(monkeypatch) -> None:  # type
     filled (CI: "CodeCache is full", then a failed collect)."""
     monkeypatch.delenv("EPOCHTRAIL_JIT", raising=False)
     assert jit_options(1) == ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m"]
-    assert jit_options(QUICK_JIT_BELOW_BYTES) == []
+    assert jit_options(QUICK_JIT_BELOW_BYTES) == ["-XX:-DontCompileHugeMethods"]
+
+
+def test_small_inputs_run_interpreted_large_or_unknown_ones_compiled(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("EPOCHTRAIL_CODEGEN", raising=False)
+    assert codegen_settings(QUICK_JIT_BELOW_BYTES - 1) == {
+        "spark.sql.codegen.wholeStage": "false",
+        "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    }
+    assert codegen_settings(QUICK_JIT_BELOW_BYTES) == {}
+    assert codegen_settings(None) == {}
+    monkeypatch.setenv("EPOCHTRAIL_CODEGEN", "on")
+    assert codegen_settings(1) == {}
+    monkeypatch.setenv("EPOCHTRAIL_CODEGEN", "off")
+    assert codegen_settings(None)["spark.sql.codegen.factoryMode"] == "NO_CODEGEN"
+
+
+def test_large_inputs_end_spark_before_validation_small_ones_at_exit(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("EPOCHTRAIL_END_SPARK", raising=False)
+    assert end_spark_early(QUICK_JIT_BELOW_BYTES) is True
+    assert end_spark_early(None) is True
+    assert end_spark_early(QUICK_JIT_BELOW_BYTES - 1) is False
+    monkeypatch.setenv("EPOCHTRAIL_END_SPARK", "early")
+    assert end_spark_early(1) is True
+    monkeypatch.setenv("EPOCHTRAIL_END_SPARK", "late")
+    assert end_spark_early(None) is False
+
+
+@pytest.mark.spark
+def test_the_test_session_runs_interpreted(spark) -> None:  # type: ignore[no-untyped-def]
+    """The test session is a small input's (conftest): its settings are."""
+    assert spark.conf.get("spark.sql.codegen.wholeStage") == "false"
+    assert spark.conf.get("spark.sql.codegen.factoryMode") == "NO_CODEGEN"
 
 
 def test_the_throughput_collector_unless_the_user_chose_one() -> None:

@@ -5,7 +5,7 @@ A line is ``[yyyy-MM-dd HH:mm:ss,SSS] LEVEL Completed request:{desc} (kafka.requ
 **2.8+ (JSON, KIP-673, section 1.2).** The JSON's top-level keys come in a
 fixed order (``isForwarded``, ``requestHeader``, ``request``, ``response``,
 ``connection``, ...), and JSON strings cannot hold an unescaped ``"``, so the
-header, request and response objects are cut out with ``instr`` and each is
+header, request and response objects are cut out with ``split`` and each is
 parsed on its own with a minimal schema: the connection/timing tail is never
 parsed, and most lines are settled by cheap string tests before any
 ``from_json`` runs (the budget note in pipeline/ingest/__init__.py). Api keys
@@ -1048,16 +1048,26 @@ def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
     head = F.col("rl_body_head")
     staged = staged.select("*", text_form(head).alias("rl_text_form"))
     is_text = F.col("rl_text_form").isNotNull()
+    # Section 1.2: the top-level keys in order cut the line into the header,
+    # request and response texts. Each cut splits what lies before the next
+    # key's first occurrence at its own first occurrence: a key missing, or
+    # out of order, leaves a piece without its second half (null). Split
+    # searches the line as a Java string (Boyer-Moore over the characters);
+    # Spark's instr/locate/substring walk it character by character from
+    # its start, once per key and per cut, and on a 7 KB follower fetch
+    # line the cuts cost three times as much (docs/performance.md).
     staged = staged.select(
         "*",
         F.when(~is_text, first_int(r, "requestApiKey")).alias("rl_json_api_key"),
-        # Section 1.2: the top-level keys in order; their positions cut the line.
-        F.when(~is_text, F.instr(r, '"requestHeader":')).alias("rl_header_at"),
-        F.when(~is_text, F.instr(r, ',"request":')).alias("rl_request_at"),
-        F.when(~is_text, F.instr(r, ',"response":')).alias("rl_response_at"),
-        F.when(~is_text, F.instr(r, ',"connection":')).alias("rl_connection_at"),
+        F.when(~is_text, F.split(r, ',"connection":', 2)).alias("rl_to_connection"),
         F.when(is_text, text_header_match(r, F.col("rl_text_form"))).alias("rl_theader_match"),
     )
+    for key, before, cut in (
+        (',"response":', "rl_to_connection", "rl_to_response"),
+        (',"request":', "rl_to_response", "rl_to_request"),
+        ('"requestHeader":', "rl_to_request", "rl_to_header"),
+    ):
+        staged = staged.select("*", F.split(F.get(F.col(before), 0), key, 2).alias(cut))
     staged = staged.select(
         "*",
         F.when(is_text, _text_header(r, F.col("rl_text_form"), F.col("rl_theader_match"))).alias(
@@ -1096,13 +1106,14 @@ def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
         ).alias("rl_replica_id"),
     )
 
-    header_at, request_at = F.col("rl_header_at"), F.col("rl_request_at")
-    response_at, connection_at = F.col("rl_response_at"), F.col("rl_connection_at")
+    header_text = F.get(F.col("rl_to_header"), 1)
+    request_text = F.get(F.col("rl_to_request"), 1)
+    response_text = F.get(F.col("rl_to_response"), 1)
     well_formed = (
-        (header_at > 0)
-        & (request_at > header_at)
-        & (response_at > request_at)
-        & (connection_at > response_at)
+        (F.size(F.col("rl_to_connection")) == 2)
+        & response_text.isNotNull()
+        & request_text.isNotNull()
+        & header_text.isNotNull()
         & (r.endswith("}") | r.endswith("}" + _LOGGER_SUFFIX))
     )
     reason = (
@@ -1139,16 +1150,10 @@ def with_cheap_columns(df: DataFrame, is_request_log: Column) -> DataFrame:
     c = F.col("rl_candidate")
     return staged.select(
         "*",
-        F.when(c, between(r, header_at + len('"requestHeader":'), request_at)).alias(
-            "rl_header_text"
-        ),
-        F.when(c, between(r, request_at + len(',"request":'), response_at)).alias(
-            "rl_request_text"
-        ),
-        F.when(c, between(r, response_at + len(',"response":'), connection_at)).alias(
-            "rl_response_text"
-        ),
-    )
+        F.when(c, header_text).alias("rl_header_text"),
+        F.when(c, request_text).alias("rl_request_text"),
+        F.when(c, response_text).alias("rl_response_text"),
+    ).drop("rl_to_connection", "rl_to_response", "rl_to_request", "rl_to_header")
 
 
 # --- stage 2: from_json -------------------------------------------------------
