@@ -267,9 +267,9 @@ def evidence_by_cluster(events: Any) -> dict[str, EraEvidence]:
     the first line of each distinct marker value, and per cluster the
     lowest follower Fetch version and the mode-only templates and views.
 
-    One aggregation (one shuffle): each event names the markers it carries,
-    and per (cluster, marker, value) the first line wins; for the Fetch
-    version the lowest version, then the first line."""
+    Each event that carries markers names them, and per (cluster, marker,
+    value) the first line wins; for the Fetch version the lowest version,
+    then the first line (each version's first line found first)."""
     from pyspark.sql import Column
     from pyspark.sql import functions as F
 
@@ -314,25 +314,42 @@ def evidence_by_cluster(events: Any) -> dict[str, EraEvidence]:
             ("mode", "mode"),
         )
     ]
-    version = F.col("api_version")
-    marks.append(
-        mark(
-            follower & version.isNotNull(),
-            "fetch",
-            F.concat(F.lit("v"), version.cast("string")),
-            key="",
-            rank=version,
-        )
-    )
     for label, cond in templates.items():
         what = "view" if "view" in label or "shell" in label or "describe" in label else "template"
         marks.append(mark(cond, what, F.lit(label)))
     marks.append(mark(elr_in_use, "elr", F.lit("")))
-    candidates = events.select(
+    any_mark = config | elr_in_use
+    for cond in templates.values():
+        any_mark = any_mark | cond
+    candidates = events.filter(any_mark).select(
         "cluster",
         where.alias("where"),
         F.struct("source_file", "line_no").alias("line"),
         F.explode(F.filter(F.array(*marks), lambda m: m.isNotNull())).alias("m"),
+    )
+    # Every follower fetch names its version: reduced to each version's
+    # first line before it becomes a mark (a mark per fetch row was most of
+    # this aggregation's cost: 4 s of 1.5 million rows at 1 GiB of input).
+    version = F.col("api_version")
+    first_fetches = (
+        events.filter(follower & version.isNotNull())
+        .groupBy("cluster", "api_version")
+        .agg(F.min(F.struct("source_file", "line_no")).alias("line"))
+    )
+    candidates = candidates.unionByName(
+        first_fetches.select(
+            "cluster",
+            F.concat_ws(":", F.col("line.source_file"), F.col("line.line_no").cast("string")).alias(
+                "where"
+            ),
+            "line",
+            F.struct(
+                F.lit("fetch").alias("what"),
+                F.lit("").alias("key"),
+                F.concat(F.lit("v"), version.cast("string")).alias("value"),
+                version.cast("int").alias("rank"),
+            ).alias("m"),
+        )
     )
     rows = candidates.groupBy("cluster", F.col("m.what").alias("what"), F.col("m.key")).agg(
         F.min_by(

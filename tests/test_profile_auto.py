@@ -148,6 +148,10 @@ def test_markers_from_event_rows(spark: Any) -> None:
         row("old", "broker_config", 3, kafka_version="0.10.1.1"),
         row("old", "broker_config", 9, inter_broker_protocol="0.10.1-IV2", mode="zk"),
         row("old", "fetch_request", 20, replica=2, api_version=3),
+        # the lowest version wins, and of its lines the first
+        row("old", "fetch_request", 25, replica=1, api_version=3),
+        row("old", "fetch_request", 15, replica=2, api_version=5),
+        row("old", "fetch_request", 4, replica=1, api_version=4),
         row("old", "fetch_request", 21, replica=-1, api_version=2),  # a consumer: no vote
         row("new", "partition_view", 2, leader_epoch=7, elr=[], last_known_elr=[]),
         row("new", "partition_view", 5, elr=[1], last_known_elr=[]),

@@ -225,7 +225,7 @@ def ingest(
         files = files.unionByName(_bundle_files(spark, bundles, broker_id))
         if any(b.refused for b in bundles):
             outcomes = outcomes.unionByName(_bundle_outcomes(spark, bundles, broker_id))
-    names = _topic_names(outcomes, cluster)
+    names = _collected(spark, _topic_names(outcomes, cluster).distinct())
     events = _events(outcomes, cluster).transform(lambda df: _fill_topics(df, names))
     parts = None if reflowed is None else reflowed.parts
     return IngestResult(
@@ -752,6 +752,16 @@ def _topic_names(outcomes: DataFrame, cluster: str) -> DataFrame:
     ).select(
         lines_.cluster(F.col("source_file"), cluster).alias("cluster"), "topic_id", "topic"
     )  # fmt: skip
+
+
+def _collected(spark: SparkSession, small: DataFrame) -> DataFrame:
+    """``small`` computed once now and held as a driver-built (local) frame.
+    The topic names are a handful of rows read out of all the outcomes: as
+    a plan, every query on ``events`` scanned all the outcomes again for
+    them (one whole extra scan per query: at 1 GiB of busy input, five
+    of them before the replay, docs/performance.md)."""
+    table = small.toArrow()
+    return spark.createDataFrame(table) if table.num_rows else spark.createDataFrame([], small.schema)
 
 
 def _fill_topics(events: DataFrame, names: DataFrame) -> DataFrame:
