@@ -62,7 +62,13 @@ from replay.types import (
     TopicConfig,
 )
 from schemas.state import PARTITION_STATE
-from schemas.tables import ANOMALIES, EPOCH_LINEAGE, ISR_TIMELINE, PARTITION_VERDICTS
+from schemas.tables import (
+    ANOMALIES,
+    EPOCH_LINEAGE,
+    ISR_TIMELINE,
+    PARTITION_VERDICTS,
+    REPLICA_OFFSETS,
+)
 
 BRIDGED_TABLES = {
     "anomalies": ANOMALIES,
@@ -70,6 +76,8 @@ BRIDGED_TABLES = {
     "isr_timeline": ISR_TIMELINE,
     "partition_verdicts": PARTITION_VERDICTS,
     "partition_state": PARTITION_STATE,
+    # computed beside the replay, from the same rows (pipeline/offsets.py)
+    "replica_offsets": REPLICA_OFFSETS,
 }
 
 
@@ -616,6 +624,9 @@ def replay_table(
     # group's growing heap again and again (a third of the order's cost,
     # a sixth of the whole). Reference counting frees the group as before;
     # the collector runs again after it.
+    from pipeline.offsets import offset_changes
+
+    offsets = offset_changes(table, schema)
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -628,7 +639,7 @@ def replay_table(
     finally:
         if collecting:
             gc.enable()
-    return pa.Table.from_pylist(out, schema=schema)
+    return pa.concat_tables([pa.Table.from_pylist(out, schema=schema), offsets])
 
 
 KEYS = ("cluster", "topic_key", "partition")

@@ -64,7 +64,8 @@ def compress(streams: DataFrame) -> DataFrame:
     The window is partitioned by the partition alone (the series is the
     first part of its order, and compared with the values): the rows leave
     it hash-partitioned by :data:`PARTITION_KEY`, which is what the replay's
-    grouping and ``replica_offsets`` need, so neither shuffles again."""
+    grouping needs, so it does not shuffle again (``replica_offsets`` is
+    computed beside the replay: pipeline/offsets.py)."""
     inside = F.lit(False)
     series_key = ("observer", "replica", "kind")
     by_partition = Window.partitionBy(*PARTITION_KEY).orderBy(
@@ -80,65 +81,6 @@ def compress(streams: DataFrame) -> DataFrame:
         .filter(~F.col("_repeated"))
         .drop("_repeated")
     )
-
-
-#: the kinds :func:`replica_offsets` reads (compress them alone for it: a
-#: series is one kind, so the other kinds' rows change nothing in its runs)
-FETCH_KINDS = ("fetch_request", "fetch_response")
-
-
-def replica_offsets(compressed: DataFrame) -> DataFrame:
-    """LEO and HWM change points per replica: a follower's fetch offset is its
-    LEO; the HWM in a fetch answer is the answering leader's HWM.
-
-    One pass over the compressed fetches, in the partitioning compression
-    left (every window below is partitioned by the partition key and more):
-    a union of a LEO branch and a HWM branch read and shuffled the fetches
-    twice, each branch pruned to other columns so that Spark could not reuse
-    one exchange for both."""
-    # compress keeps both ends of a run of equal fetches: keep the first only
-    fetch = F.col("kind") == "fetch_request"
-    # A leader sends the same HWM to every follower: keep its changes only.
-    answer = (
-        (F.col("kind") == "fetch_response")
-        & (F.coalesce(F.col("error_code"), F.lit(0)) == 0)
-        & (F.col("hwm") >= 0)
-        & F.col("observer").isNotNull()
-    )
-    per_follower = Window.partitionBy(
-        "cluster", "topic_key", "partition", "observer", "replica", "kind"
-    ).orderBy(*_local_order())
-    per_leader = Window.partitionBy(
-        "cluster", "topic_key", "partition", "observer", "_answer"
-    ).orderBy(*_local_order())
-    position = F.struct("fetch_offset", "current_leader_epoch")
-    leo_moved = ~F.coalesce(F.lag(position).over(per_follower).eqNullSafe(position), F.lit(False))
-    previous_hwm = F.lag("hwm").over(per_leader)
-    hwm_moved = previous_hwm.isNull() | (previous_hwm != F.col("hwm"))
-    flagged = (
-        compressed.filter(fetch | answer)
-        .withColumn("_answer", answer)
-        .withColumn("_leo", fetch & leo_moved)
-        .withColumn("_hwm", F.col("_answer") & hwm_moved)
-        .filter(F.col("_leo") | F.col("_hwm"))
-    )
-    leo = F.col("_leo")
-    return flagged.select(
-        "cluster",
-        "topic",
-        "topic_id",
-        "partition",
-        "topic_key",
-        F.when(leo, F.col("replica")).otherwise(F.col("observer")).alias("replica"),
-        "observer",
-        "event_time",
-        F.when(leo, F.col("current_leader_epoch")).cast("int").alias("leader_epoch"),
-        F.when(leo, F.col("fetch_offset")).cast("long").alias("leo"),
-        F.when(~leo, F.col("hwm")).cast("long").alias("hwm"),
-        "source_file",
-        "line_no",
-        "seq",
-    ).filter(F.col("partition").isNotNull() & F.col("replica").isNotNull())
 
 
 #: ``shared_rows``' column naming the topic a row concerns (null: every

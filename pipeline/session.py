@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -278,10 +279,8 @@ def end_spark(spark: SparkSession) -> None:
     if gateway is None:
         return
     proc = getattr(gateway, "proc", None)
-    try:
+    with contextlib.suppress(Exception):  # the JVM is ending either way
         gateway.shutdown()
-    except Exception:  # noqa: BLE001 - the JVM is ending either way
-        pass
     SparkContext._gateway = None
     SparkContext._jvm = None
     if proc is None:

@@ -8,13 +8,7 @@ from typing import Any
 import pytest
 
 from pipeline.bridge import BRIDGE_SCHEMA, BridgeSettings, replay_partitions, shared_table, split
-from pipeline.reconstruct import (
-    compress,
-    partition_rows,
-    replica_offsets,
-    shared_rows,
-    with_topic_key,
-)
+from pipeline.reconstruct import compress, partition_rows, shared_rows, with_topic_key
 from replay.types import Profile
 from schemas.tables import PARTITION_EVENTS
 
@@ -162,7 +156,7 @@ def test_unclean_story_through_spark(spark) -> None:  # type: ignore[no-untyped-
     )
     assert lineage == [(0, 1, "initial", 0), (1, -1, "offline", None), (2, 2, "unclean", 120)]
 
-    offsets = replica_offsets(compressed)
+    offsets = split(bridged, "replica_offsets")
     leos = [
         (r.replica, r.leo)
         for r in offsets.filter("leo is not null").orderBy("event_time").collect()

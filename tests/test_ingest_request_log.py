@@ -668,7 +668,8 @@ def test_the_top_level_keys_cut_the_line_only_when_all_are_there_in_order(
     quotes) does not cut."""
     from pipeline.ingest import ingest
 
-    swap = FETCH_V13_EXAMPLE.replace(',"request":', ',"tmp":').replace(',"response":', ',"request":')
+    swap = FETCH_V13_EXAMPLE.replace(',"request":', ',"tmp":')
+    swap = swap.replace(',"response":', ',"request":')
     lines = [
         FETCH_V13_EXAMPLE,  # 1 read
         FETCH_V13_EXAMPLE.replace(',"connection":', ',"conn":'),  # 2 no connection

@@ -761,7 +761,9 @@ def _collected(spark: SparkSession, small: DataFrame) -> DataFrame:
     them (one whole extra scan per query: at 1 GiB of busy input, five
     of them before the replay, docs/performance.md)."""
     table = small.toArrow()
-    return spark.createDataFrame(table) if table.num_rows else spark.createDataFrame([], small.schema)
+    if not table.num_rows:
+        return spark.createDataFrame([], small.schema)
+    return spark.createDataFrame(table)
 
 
 def _fill_topics(events: DataFrame, names: DataFrame) -> DataFrame:
