@@ -53,6 +53,7 @@ from replay.types import (
     Origin,
     PartitionChangeRecord,
     PartitionKey,
+    PartitionOffline,
     PartitionRecord,
     PartitionView,
     ProduceAck,
@@ -287,6 +288,7 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], Event | None]] = {
     # dataVersion, when shown) is the partition epoch. replay/order.py orders
     # it by leader epoch and zkVersion, so a dump without mtime needs no clock.
     "zk_partition_state": _leader_and_isr,
+    "zk_partition_offline": lambda r: PartitionOffline(_origin(r), r["controller_epoch"]),
     "truncation": lambda r: LogTruncated(
         _origin(r),
         r["replica"],

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from operator import itemgetter
 from typing import NamedTuple, TypeVar, cast
@@ -68,6 +68,7 @@ from replay.types import (
     LogTruncated,
     OffsetReset,
     PartitionChangeRecord,
+    PartitionOffline,
     PartitionRecord,
     ProduceAck,
     RecoveryTruncation,
@@ -178,6 +179,17 @@ def _controller_order(event: Event) -> tuple[object, ...]:
     copy of a decision before an untimed one (a pasted excerpt of the
     controller's log): the copy kept is the one that says when."""
     origin = event.origin
+    if isinstance(event, PartitionOffline):
+        # after every decision of the epoch its controller logged before it
+        return (
+            1,
+            event.after_epoch if event.after_epoch is not None else -1,
+            _AFTER_EVERY_VERSION,
+            origin.time is None,
+            _ts(origin.time) or 0.0,
+            origin.source.source_file,
+            origin.seq,
+        )
     if isinstance(event, LeaderAndIsr):
         version = event.partition_epoch if event.partition_epoch is not None else -1
         return (
@@ -199,6 +211,36 @@ def _controller_order(event: Event) -> tuple[object, ...]:
         origin.source.source_file,
         origin.seq,
     )
+
+
+_AFTER_EVERY_VERSION = 1 << 62
+
+
+def _dated_offline(metadata: list[Event]) -> list[Event]:
+    """Each ``PartitionOffline`` with the epoch it follows, where its own file
+    (the controller's log, in line order) says which: the decision logged
+    before it has epoch E and the next one E + 2, so the one epoch between
+    was written while the partition was offline. Otherwise (the epochs
+    between were another controller's, or the next decision is not in this
+    file) ``after_epoch`` stays None and the line decides nothing."""
+    if not any(isinstance(e, PartitionOffline) for e in metadata):
+        return metadata
+    decided: dict[str, list[tuple[int, int]]] = {}
+    for e in metadata:
+        if isinstance(e, LeaderAndIsr):
+            decided.setdefault(e.origin.source.source_file, []).append(
+                (e.origin.seq, e.leader_epoch)
+            )
+    out: list[Event] = []
+    for e in metadata:
+        if isinstance(e, PartitionOffline):
+            mine = decided.get(e.origin.source.source_file, [])
+            before = max((d for d in mine if d[0] < e.origin.seq), default=None)
+            after = min((d for d in mine if d[0] > e.origin.seq), default=None)
+            if before is not None and after is not None and after[1] == before[1] + 2:
+                e = replace(e, after_epoch=before[1])
+        out.append(e)
+    return out
 
 
 def _same_moment_rank(event: Event) -> int:
@@ -224,6 +266,7 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
     for event in events:
         (metadata if isinstance(event, METADATA_EVENTS) else observed).append(event)
 
+    metadata = _dated_offline(metadata)
     metadata.sort(key=_controller_order)
     kept: list[Event] = []
     seen: set[tuple[object, ...]] = set()

@@ -23,6 +23,7 @@ from replay.types import (
     RECOVERED,
     RECOVERY_NO_CHANGE,
     ElectionKind,
+    Origin,
     PartitionChangeRecord,
     PartitionKey,
     PartitionRecord,
@@ -656,6 +657,9 @@ class History:
     view_elections: tuple[ViewElection, ...] = ()
     #: unclean.leader.election.enable as configs state it
     unclean_config: tuple[ConfigSetting, ...] = ()
+    #: a ZooKeeper controller moved the partition offline in this leader
+    #: epoch (``PartitionOffline``): (the epoch, the line)
+    offline: tuple[int, Origin] | None = None
 
     # small read helpers; every write goes through dataclasses.replace
 

@@ -72,6 +72,7 @@ from replay.types import (
     OffsetReset,
     Origin,
     PartitionChangeRecord,
+    PartitionOffline,
     PartitionRecord,
     PartitionView,
     ProduceAck,
@@ -114,6 +115,8 @@ def step(history: History, event: Event) -> History:
             return _epoch_checkpoint(history, event)
         case LeaderAndIsr():
             return _leader_and_isr(history, event)
+        case PartitionOffline():
+            return _partition_offline(history, event)
         case MinIsrConfig():
             return _min_isr_config(history, event)
         case IsrUpdated():
@@ -152,7 +155,7 @@ def _evidence_kind(event: Event) -> str:
         PartitionRecord | PartitionChangeRecord | BrokerRegistration | BrokerFencing | MinIsrConfig,
     ):
         return "metadata"
-    if isinstance(event, LeaderAndIsr):
+    if isinstance(event, LeaderAndIsr | PartitionOffline):
         return "zk_controller"
     if isinstance(
         event,
@@ -1360,6 +1363,15 @@ def _zk_version_shown(history: History, event: LeaderAndIsr) -> History:
     return history.with_epoch(replace(current, isr_before=isr_before, election=election))
 
 
+def _partition_offline(history: History, event: PartitionOffline) -> History:
+    """Remember that the controller took the partition offline in the
+    current epoch (``_leader_and_isr`` reads it at the next decision)."""
+    current = history.current_epoch
+    if current is None or event.after_epoch != current.leader_epoch:
+        return history
+    return replace(history, offline=(current.leader_epoch, event.origin))
+
+
 def _leader_and_isr(history: History, event: LeaderAndIsr) -> History:
     """A ZooKeeper controller's decision carries the partition's whole state:
     a new leader epoch is an election; the same epoch, an ISR change. An
@@ -1403,6 +1415,28 @@ def _leader_and_isr(history: History, event: LeaderAndIsr) -> History:
         isr_before: tuple[int, ...] = ()
         start = Bound().pin(0, event.origin.source) if fresh else Bound()
     else:
+        offline = history.offline
+        if (
+            event.leader_epoch == current.leader_epoch + 2
+            and offline is not None
+            and offline[0] == current.leader_epoch
+            and before is not None
+            and before.leader != NO_LEADER
+        ):
+            # The one missing epoch is the one the controller wrote when it
+            # took the dead leader out of the ISR (formats-addendum.md 9.2):
+            # no leader, the ISR without it unless it was the last member.
+            # Any leader the controller elected after would have its own
+            # line.
+            isr = tuple(r for r in before.isr if r != before.leader) or before.isr
+            history = _leader_and_isr(
+                history,
+                LeaderAndIsr(
+                    offline[1], NO_LEADER, current.leader_epoch + 1, isr,
+                    controller_epoch=event.controller_epoch,
+                ),
+            )  # fmt: skip
+            return _leader_and_isr(history, event)
         if event.leader_epoch > current.leader_epoch + 1:
             history = history.with_gap(
                 f"leader epochs {current.leader_epoch + 1}..{event.leader_epoch - 1} are missing "

@@ -249,6 +249,20 @@ class LeaderAndIsr:
     controller_epoch: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class PartitionOffline:
+    """A ZooKeeper controller moved the partition to OfflinePartition
+    (``changed partition ... state from OnlinePartition to
+    OfflinePartition``, formats-addendum.md 9.2): its leader is gone and no
+    live ISR member can take over. The line names no epoch: ``after_epoch``
+    is the epoch E of the decision logged before it in its file, when the
+    next one there is E + 2 (replay/order.py sets it), else None."""
+
+    origin: Origin
+    controller_epoch: int | None = None
+    after_epoch: int | None = None
+
+
 # --- events: broker server / state-change logs and checkpoint files -----------
 
 
@@ -497,6 +511,7 @@ Event = (
     | LogTruncated
     | EpochCheckpoint
     | LeaderAndIsr
+    | PartitionOffline
     | MinIsrConfig
     | IsrUpdated
     | AlterPartition
@@ -519,6 +534,7 @@ METADATA_EVENTS = (
     BrokerRegistration,
     BrokerFencing,
     LeaderAndIsr,
+    PartitionOffline,
     MinIsrConfig,
 )
 

@@ -47,6 +47,8 @@ BROKER_LOG_EVENT_KINDS: tuple[str, ...] = (
     "unclean_partition_change",
     "leader_and_isr",
     "zk_unclean_election",
+    #: a ZooKeeper controller moved the partition to OfflinePartition (9.2)
+    "zk_partition_offline",
     "broker_restart",
     "log_recovered",
     "recovery_truncation",

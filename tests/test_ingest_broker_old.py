@@ -75,6 +75,12 @@ STATE_CHANGE_OLD = [
     # 9: cut: quarantined
     at(8, "TRACE", "Controller 1 epoch 7 sending become-leader LeaderAndIsr request "
        "(Leader:2,ISR:2,LeaderEp"),
+    # 10: 9.2 0.8.2-0.11 the partition taken offline: read
+    at(9, "TRACE", "Controller 1 epoch 7 changed partition [orders,0] state from OnlinePartition "
+       f"to OfflinePartition {SC}"),
+    # 11: a new partition's move, naming no leader: ignored by rule
+    at(9, "TRACE", "Controller 1 epoch 7 changed partition [orders,2] state from "
+       f"NonExistentPartition to NewPartition with assigned replicas ArrayBuffer(1, 2) {SC}"),
 ]  # fmt: skip
 
 #: broker 2's state-change.log, 1.0-2.7 (prefixes).
@@ -216,7 +222,7 @@ def result(spark: Any, tree: Path) -> dict[str, Any]:
 def test_accounting_per_file(result: dict[str, Any]) -> None:
     got = {k: v for k, v in accounting(result["file_stats"]).items() if k.startswith("hand/")}
     assert got == {
-        "hand/broker-3/state-change.log": ("broker_log", 3, 9, 5, 2, 2),
+        "hand/broker-3/state-change.log": ("broker_log", 3, 11, 6, 3, 2),
         "hand/broker-2/state-change.log": ("broker_log", 2, 5, 4, 1, 0),
         "hand/broker-2/server.log": ("broker_log", 2, 21, 15, 2, 4),
         "hand/controller/controller.log": ("broker_log", None, 3, 2, 0, 1),
@@ -238,6 +244,8 @@ def test_leader_and_isr_sent_and_received(result: dict[str, Any]) -> None:
         {"line_no": 6, "kind": "leader_and_isr", "topic": "orders", "partition": 1, "leader": 2,
          "leader_epoch": 6, "isr": [2, 1], "replicas": [1, 2], "partition_epoch": 11,
          "controller_epoch": 3},
+        {"line_no": 10, "kind": "zk_partition_offline", "topic": "orders", "partition": 0,
+         "controller_epoch": 7},
     ]  # fmt: skip
     new = [non_null(r) for r in events_of(result, "hand/broker-2/state-change.log")]
     assert new == [

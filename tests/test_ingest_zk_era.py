@@ -42,9 +42,13 @@ CONTROLLER_STATE_CHANGE = [
     # 4: a LeaderAndIsr we cannot read (isr not a List): quarantined
     at(4, "TRACE", "[Controller id=5 epoch=13] Changed partition orders-0 from OfflinePartition "
        f"to OnlinePartition with state LeaderAndIsr(leader=3, leaderEpoch=x) {SC}"),
-    # 5: a state change without a LeaderAndIsr: ignored by rule
+    # 5: the partition taken offline (addendum 9.2): read, the replay infers
+    # the leaderless epoch it brackets
     at(5, "TRACE", "[Controller id=5 epoch=13] Changed partition orders-0 state from "
        f"OnlinePartition to OfflinePartition {SC}"),
+    # 6: a move that names no leader and is not to Offline: ignored by rule
+    at(6, "TRACE", "[Controller id=5 epoch=13] Changed partition orders-2 state from "
+       f"NonExistentPartition to NewPartition with assigned replicas 1,2 {SC}"),
 ]  # fmt: skip
 
 CONTROLLER_LOG = [
@@ -147,7 +151,7 @@ def test_schemas_are_the_contract(result: dict[str, Any]) -> None:
 def test_accounting_per_file(result: dict[str, Any]) -> None:
     got = accounting(result["file_stats"])
     assert got == {
-        "state-change.log": ("broker_log", 5, 5, 3, 1, 1),
+        "state-change.log": ("broker_log", 5, 6, 4, 1, 1),
         "controller.log": ("broker_log", 5, 3, 2, 1, 0),
         "kafka-request.log": ("request_log", 1, 6, 3, 1, 2),
     }
@@ -155,7 +159,7 @@ def test_accounting_per_file(result: dict[str, Any]) -> None:
 
 def test_controller_state_change_lines(result: dict[str, Any]) -> None:
     rows = events_of(result, "state-change.log")
-    assert [r["line_no"] for r in rows] == [1, 2, 3]
+    assert [r["line_no"] for r in rows] == [1, 2, 3, 5]
     assert rows[0]["event_time"] == dt.datetime(2024, 5, 1, 10, 0, 1, 500000)
     assert [non_null(r) for r in rows] == [
         {"topic": "orders", "partition": 0, "line_no": 1, "kind": "leader_and_isr", "leader": 3,
@@ -166,6 +170,8 @@ def test_controller_state_change_lines(result: dict[str, Any]) -> None:
         {"topic": "my-app.events", "partition": 2, "line_no": 3, "kind": "leader_and_isr",
          "leader": 2, "leader_epoch": 0, "isr": [2, 1], "partition_epoch": 0,
          "leader_recovery_state": 0, "controller_epoch": 13},
+        {"topic": "orders", "partition": 0, "line_no": 5, "kind": "zk_partition_offline",
+         "controller_epoch": 13},
     ]  # fmt: skip
 
 

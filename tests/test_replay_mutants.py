@@ -35,6 +35,7 @@ from replay.types import (
     LogTruncated,
     MinIsrConfig,
     OffsetReset,
+    PartitionOffline,
     PartitionRecord,
     ProduceAck,
     Profile,
@@ -600,6 +601,63 @@ def test_zookeeper_decisions_that_skip_epochs_name_the_missing_ones() -> None:
     registration = result.history.registration
     assert registration is not None
     assert (registration.replicas, registration.partition_epoch) == ((), -1)
+
+
+def _offline_story(
+    offline: bool = True, next_epoch: int = 5, other_file: bool = False
+) -> tuple[Story, list[LeaderAndIsr]]:
+    """ZooKeeper (1.1-style lines): epoch 3 led by 1 with the ISR [1, 2]
+    then [1]; 1 dies, the controller takes the partition offline; 1 comes
+    back and is elected again in ``next_epoch``."""
+    s = Story()
+    zk = "controller/state-change.log"
+    decisions = [s._add(LeaderAndIsr(s._origin(zk, None, False), 1, 3, (1, 2), 7))]
+    s.tick(1)
+    decisions.append(s._add(LeaderAndIsr(s._origin(zk, None, False), 1, 3, (1,), 8)))
+    s.tick(1)
+    if offline:
+        s._add(PartitionOffline(s._origin("broker-2/state-change.log" if other_file else zk,
+                                          None, False), 3))  # fmt: skip
+    s.tick(2)
+    decisions.append(s._add(LeaderAndIsr(s._origin(zk, None, False), 1, next_epoch, (1,), 10)))
+    return s, decisions
+
+
+def test_the_epoch_a_controller_wrote_while_the_partition_was_offline_had_no_leader() -> None:
+    """Formats-addendum 9.2: after ``state from OnlinePartition to
+    OfflinePartition`` the controller took the dead leader out of the ISR
+    (the last member stays) in a new epoch with no leader; its line is the
+    offline one. Epoch 4 is that epoch: no gap, 1's return is clean."""
+    s, decisions = _offline_story()
+    offline = next(e for e in s.events if isinstance(e, PartitionOffline))
+    result = replay_partition(s.events, CTX)
+    assert result.findings == ()
+    assert result.verdict == Verdict.VALID
+    assert not [g for g in result.coverage.gaps if "missing" in g]
+    assert [(v.leader_epoch, v.leader, v.election, v.isr_before, v.isr, v.began)
+            for v in result.lineage] == [
+        (3, 1, ElectionKind.UNKNOWN, (), (1,), decisions[0].origin.source),
+        (4, -1, ElectionKind.OFFLINE, (1,), (1,), offline.origin.source),
+        (5, 1, ElectionKind.CLEAN, (1,), (1,), decisions[2].origin.source),
+    ]  # fmt: skip
+
+
+def test_an_offline_line_fills_no_epoch_its_own_log_does_not_bracket() -> None:
+    """Two epochs missing, the offline line in another file than the
+    decisions, or no offline line: the missing epochs stay a gap."""
+    for story in (
+        _offline_story(next_epoch=6)[0],
+        _offline_story(other_file=True)[0],
+        _offline_story(offline=False)[0],
+    ):
+        result = replay_partition(story.events, CTX)
+        assert result.verdict == Verdict.UNKNOWN
+        missing = "..5" if any(v.leader_epoch == 6 for v in result.lineage) else "..4"
+        assert f"leader epochs 4{missing} are missing from the ZooKeeper controller's evidence" in (
+            result.coverage.gaps
+        )
+        assert [v.leader_epoch for v in result.lineage][:1] == [3]
+        assert -1 not in [v.leader for v in result.lineage]
 
 
 # -- the moment and the lines a restart loss is judged by

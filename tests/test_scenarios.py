@@ -394,10 +394,7 @@ KNOWN_DISAGREEMENTS: dict[str, list[str]] = {
 #:   start is in no line rewrote the offsets: its only leader restarted at
 #:   some time after (the replay cannot place the restart against the
 #:   truncation, so it does not call the records held).
-#: * 3022's verdicts: a ZooKeeper epoch with no leader that the controller
-#:   sent no broker (1.1) is in no decision line; its "state from
-#:   OnlinePartition to OfflinePartition" line, which would explain it, is
-#:   not read. 3099 (zk-hw): replica 1's newest records are dated epoch 0
+#: * 3099 (zk-hw): replica 1's newest records are dated epoch 0
 #:   (fetches name no epoch and epochs 1-3 state no start), so the mark of
 #:   epoch 1 judges them and the truncation in epoch 4 is above it. 3171
 #:   (zk-hw): leader 2 of epochs 1 and 2 was last seen at 361, below the
@@ -410,12 +407,6 @@ SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
         "missing ('truncation_below_hwm', 'topic-0', 0, 3, 2, 1055, 1271, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-0', 2, 2, 1, 686, 697, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-0', 2, 3, 2, 929, 1161, None, 'local', None)",
-    ],
-    # unknown: leader epochs 4..4 are missing from the ZooKeeper controller's
-    # evidence (an offline epoch no broker was sent)
-    "sweep-3022": [
-        "verdict topic-0-2: truth valid, replay unknown",
-        "verdict topic-1-1: truth valid, replay unknown",
     ],
     # extra-truncation_below_hwm-local, missing-truncation_below_hwm-local (the mark)
     "sweep-3031": [
@@ -520,7 +511,8 @@ CAPS_CI: dict[str, int] = {
 #: with an empty request log) and the fold of rising runs: 163 of 200 clusters
 #: agreed, 81 comparisons excused (109 before those changes). Then the causes
 #: that fix an order (replay/order.py) and the truth's second crash loss: 184
-#: of 200 agree, 90 excused. The nine more are findings now stated where the
+#: of 200 agree, 90 excused (185 since the offline line is read: 3022). The
+#: nine more are findings now stated where the
 #: order had left the partition unknown: seven truncations pinned as missing
 #: before, now found with their exact offsets and qualifier unknown (zk-hw:
 #: 3011, 3071 twice, 3175 twice, 3191, 3199; the 0.10 data carries no epoch to

@@ -312,6 +312,16 @@ SENDING = (
     rf"^Sending become-leader LeaderAndIsr request {_PSTATE} to broker \d+ "
     rf"for partition (?P<t>\S+)-(?P<p>\d+)"
 )
+#: 9.2 the partition state machine's moves that name no leader (to
+#: Offline or NonExistent; to New with its assigned replicas): 0.8.2-0.11
+#: ``Controller N epoch E changed partition [t,p] state from S1 to S2``, 1.0-2.7
+#: ``Changed partition t-p state from S1 to S2`` (prefix ``[Controller id=N
+#: epoch=E] ``).
+STATE_MOVE_OLD = (
+    rf"^Controller \d+ epoch (?P<ce>\d+) changed partition {_tp('')} "
+    r"state from (?P<from>\w+) to (?P<to>\w+)"
+)
+STATE_MOVE = rf"^Changed partition {_tp('')} state from (?P<from>\w+) to (?P<to>\w+)"
 #: 9.3 broker side, <= 0.11 (``Broker N received ...``).
 RECEIVED_OLD = (
     rf"^Broker \d+ received LeaderAndIsr request (?:{_PSI}|{_PSTATE}) correlation id \d+ "
@@ -461,6 +471,8 @@ _TEMPLATES: tuple[tuple[str, str, str, str | None, str], ...] = (
     ("received_old", "leader_and_isr", "Broker ", " received LeaderAndIsr request ",
      RECEIVED_OLD),
     ("received", "leader_and_isr", "Received LeaderAndIsr request ", None, RECEIVED),
+    ("state_move_old", "zk_partition_offline", "Controller ", " state from ", STATE_MOVE_OLD),
+    ("state_move", "zk_partition_offline", "Changed partition ", " state from ", STATE_MOVE),
     ("shrink_old", "isr_shrink", "Shrinking ISR for partition ", None, SHRINK_OLD),
     ("expand_old", "isr_expand", "Expanding ISR for partition ", None, EXPAND_OLD),
     ("leader_old", "become_leader", "", " starts at Leader Epoch ", LEADER_OLD),
@@ -521,6 +533,7 @@ _MARKERS: tuple[str, ...] = (
     " with state LeaderAndIsr(",
     "No broker in ISR is alive for ",
     " LeaderAndIsr request ",
+    " state from ",
     " starts at Leader Epoch ",
     "log truncation is not allowed",
     "reset its fetch offset",
@@ -1312,6 +1325,22 @@ def _old_and_startup_events(
         F.coalesce(_n("received", "p"), _n("received", "psPartition")).try_cast("int"),
         _n("received", "ce").try_cast("int"),
     )
+
+    # The controller moved the partition to OfflinePartition: its leader is
+    # gone and none was elected (the replay infers the leaderless epoch the
+    # controller then wrote, replay/transitions.py). Other moves that name
+    # no leader are read and ignored by rule.
+    for name, line_epoch in (
+        ("state_move_old", _n("state_move_old", "ce").try_cast("int")),
+        ("state_move", controller_epoch),
+    ):
+        topic, partition = _tp_of(name)
+        out[name] = (
+            _ev("zk_partition_offline", topic=topic, partition=partition,
+                controller_epoch=line_epoch),
+            partition.isNotNull() & _n(name, "to").isNotNull(),
+            F.coalesce(_n(name, "to") == "OfflinePartition", F.lit(False)),
+        )  # fmt: skip
 
     for name, kind in (("shrink_old", "isr_shrink"), ("expand_old", "isr_expand")):
         topic, partition = _tp_of(name)
