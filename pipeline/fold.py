@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.bridge import NOT_REPLAYED
-from pipeline.reconstruct import SERIES_FIELDS
+from pipeline.reconstruct import LOCAL_ORDER_KEYS, SERIES_FIELDS
 from replay.state import ACTS_KEPT, FETCHES_KEPT, HWM_STEPS_KEPT
 
 #: The series that only rise while nothing else happens to the partition,
@@ -109,16 +109,7 @@ def fold_rising_runs(table: pa.Table, max_clock_skew_s: float) -> tuple[pa.Table
     reach = int(round(2 * max_clock_skew_s * 1_000_000))  # microseconds, as Spark sends them
 
     # In time order: each row's decision run, and the decisions either side.
-    order = np.asarray(
-        pc.sort_indices(
-            table,
-            sort_keys=[
-                ("event_time", "ascending", "at_start"),
-                ("source_file", "ascending", "at_start"),
-                ("seq", "ascending", "at_start"),
-            ],
-        ).to_numpy()
-    )
+    order = np.asarray(pc.sort_indices(table, sort_keys=LOCAL_ORDER_KEYS).to_numpy())
     decided = decision[order]
     times = at[order]
     big = np.iinfo(np.int64).max

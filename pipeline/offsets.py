@@ -13,7 +13,8 @@ Spark plan of its own it read, shuffled and sorted all the fetches a second
 time: 13.7 s of a 1 GiB run (docs/performance.md).
 
 Order within a series is the events' local order (event time, nulls
-first, then file and sequence), as everywhere else (``reconstruct``).
+first, then file and sequence), as everywhere else
+(``reconstruct.LOCAL_ORDER_KEYS``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from pipeline.reconstruct import LOCAL_ORDER_KEYS
 
 #: the columns of the table the bridge carries (its ``date`` is the publisher's)
 COLUMNS = (
@@ -39,13 +42,6 @@ COLUMNS = (
     "source_file",
     "line_no",
 )
-
-#: (column, order, where nulls go): Spark's ascending order puts nulls first
-_ORDER = [
-    ("event_time", "ascending", "at_start"),
-    ("source_file", "ascending", "at_start"),
-    ("seq", "ascending", "at_start"),
-]
 
 
 def _moved(values: list[np.ndarray], valid: list[np.ndarray], series: np.ndarray) -> np.ndarray:
@@ -106,7 +102,7 @@ def offset_changes(table: pa.Table, schema: pa.Schema) -> pa.Table:
             sort_keys=[
                 ("observer", "ascending", "at_start"),
                 ("replica", "ascending", "at_start"),
-                *_ORDER,
+                *LOCAL_ORDER_KEYS,
             ],
         )
     )
@@ -123,7 +119,9 @@ def offset_changes(table: pa.Table, schema: pa.Schema) -> pa.Table:
     )
     # a leader's HWM: per observer, across its answers to every follower
     answers = answers.take(
-        pc.sort_indices(answers, sort_keys=[("observer", "ascending", "at_start"), *_ORDER])
+        pc.sort_indices(
+            answers, sort_keys=[("observer", "ascending", "at_start"), *LOCAL_ORDER_KEYS]
+        )
     )
     hwm, hwm_ok = _column(answers, "hwm", 0)
     hwms = answers.filter(pa.array(_moved([hwm], [hwm_ok], _series_codes(answers, ("observer",)))))
@@ -143,15 +141,15 @@ def offset_changes(table: pa.Table, schema: pa.Schema) -> pa.Table:
 
     parts = []
     for part, is_leo in ((leo, True), (hwms, False)):
+        m = part.num_rows
+        if not m:
+            continue
         own = rows(part, is_leo)
         keep = pc.and_(pc.is_valid(part["partition"]), pc.is_valid(own["replica"]))
-        if not part.num_rows:
-            continue
-        m = part.num_rows
         columns = []
         for f in schema:
             if f.name == "table":
-                value = pa.array(["replica_offsets"] * m, f.type)
+                value = pa.repeat(pa.scalar("replica_offsets", f.type), m)
             elif f.name in own:
                 value = own[f.name]
             elif f.name in COLUMNS:

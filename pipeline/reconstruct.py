@@ -46,6 +46,15 @@ def _local_order() -> list[Column]:
     return [F.col("event_time").asc_nulls_first(), F.col("source_file"), F.col("seq")]
 
 
+#: The same order as pyarrow sort keys, for the replay's Arrow function
+#: (Spark's ascending order puts nulls first)
+LOCAL_ORDER_KEYS = [
+    ("event_time", "ascending", "at_start"),
+    ("source_file", "ascending", "at_start"),
+    ("seq", "ascending", "at_start"),
+]
+
+
 #: A partition's key: the replay groups by it, and every window below is
 #: partitioned by it, so that the events cross the shuffle once.
 PARTITION_KEY = ("cluster", "topic_key", "partition")
