@@ -36,6 +36,7 @@ from replay.types import (
     BrokerRegistration,
     BrokerRestart,
     ClientEpochAnswer,
+    ClientPosition,
     ClientHwm,
     EpochAnswer,
     EpochCheckpoint,
@@ -322,6 +323,7 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], Event | None]] = {
     # what clients were shown (formats-addendum.md 11)
     "consumer_fetch": _client_hwm,
     "list_offsets": _client_hwm,
+    "consumer_position": lambda r: ClientPosition(_origin(r), r["fetch_offset"], r["client_id"]),
     "consumer_epoch_answer": lambda r: ClientEpochAnswer(
         _origin(r), r["leader_epoch"], r["end_offset"], r["error_code"] or 0
     ),

@@ -20,6 +20,10 @@ SERIES_FIELDS: dict[str, tuple[str, ...]] = {
     # is the same answer whichever consumer asked; positions are not kept.
     "consumer_fetch": ("hwm", "log_start_offset", "error_code"),
     "list_offsets": ("hwm", "leader_epoch", "error_code"),
+    # A consumer's position where the line prints no answer (before 1.0): a
+    # run of the same client at the same offset keeps its ends; the replay
+    # reads the advances (replay/transitions.py ``_client_position``).
+    "consumer_position": ("client_id", "fetch_offset"),
 }
 
 BROKER_KINDS = ("register_broker", "fence_broker", "unfence_broker", "broker_registration_change")

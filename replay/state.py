@@ -601,6 +601,18 @@ class ConfigSetting:
 
 
 @dataclass(frozen=True, slots=True)
+class PositionSeen:
+    """A consumer's latest position on a broker (``ClientPosition``), with the
+    epoch that broker led when it was logged (None: it led none)."""
+
+    broker: int
+    client_id: str | None
+    offset: int
+    leader_epoch: int | None
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
 class ReplayContext:
     """What a partition's replay needs to know from outside its events."""
 
@@ -660,6 +672,8 @@ class History:
     #: a ZooKeeper controller moved the partition offline in this leader
     #: epoch (``PartitionOffline``): (the epoch, the line)
     offline: tuple[int, Origin] | None = None
+    #: per (broker, client), the consumer's latest position logged there
+    positions: tuple[PositionSeen, ...] = ()
 
     # small read helpers; every write goes through dataclasses.replace
 

@@ -33,6 +33,7 @@ from replay.state import (
     MinIsrSetting,
     PartitionRegistration,
     PartitionViewSeen,
+    PositionSeen,
     RestartLoss,
     Session,
     StaleLeadership,
@@ -55,6 +56,7 @@ from replay.types import (
     BrokerRegistration,
     BrokerRestart,
     ClientEpochAnswer,
+    ClientPosition,
     ClientHwm,
     ElectionKind,
     EpochAnswer,
@@ -127,6 +129,8 @@ def step(history: History, event: Event) -> History:
             return _client_hwm(history, event)
         case ClientEpochAnswer():
             return _client_epoch_answer(history, event)
+        case ClientPosition():
+            return _client_position(history, event)
         case BrokerRestart():
             return _broker_restart(history, event)
         case LogRecovered():
@@ -1530,6 +1534,38 @@ def _client_epoch_answer(history: History, event: ClientEpochAnswer) -> History:
     ):
         return history
     return _hold(history, broker, event.end_offset, event.origin.source)
+
+
+def _client_position(history: History, event: ClientPosition) -> History:
+    """A consumer's position on a broker whose line prints no answer (before
+    1.0). A leader hands a consumer only records below its HWM (seed 000;
+    formats-addendum.md 11.1), and a consumer moves its position past the
+    records it was handed. So when the same client's position on the same
+    broker moves from X to Y > X while that broker leads the same epoch, the
+    answer between showed an HWM of at least Y: offsets below Y were
+    committed in that epoch, and the leader's log held them. One position
+    alone proves nothing (a consumer may seek, and a fetch above the HWM is
+    answered empty); neither does an advance across a change of epoch (the
+    records may have come from another leader in between)."""
+    broker = event.origin.observer
+    offset = event.fetch_offset
+    if broker is None or offset is None or offset < 0:
+        return history
+    view = history.current_epoch
+    epoch = view.leader_epoch if view is not None and view.leader == broker else None
+    source = event.origin.source
+    last = next(
+        (p for p in history.positions if p.broker == broker and p.client_id == event.client_id),
+        None,
+    )
+    seen = PositionSeen(broker, event.client_id, offset, epoch, source)
+    history = replace(
+        history, positions=tuple(p for p in history.positions if p is not last) + (seen,)
+    )
+    if last is None or epoch is None or last.leader_epoch != epoch or offset <= last.offset:
+        return history
+    history = _commit(history, epoch, offset, source, event.origin.time)
+    return _hold(history, broker, offset, source)
 
 
 # --- a broker coming back (formats-addendum.md 10) -------------------------------

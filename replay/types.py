@@ -387,6 +387,20 @@ class ClientEpochAnswer:
     error_code: int
 
 
+@dataclass(frozen=True, slots=True)
+class ClientPosition:
+    """A consumer's Fetch whose line prints no answer (0.8.2-0.10.1,
+    formats-addendum.md 11.1): the position ``fetch_offset`` of client
+    ``client_id`` on the answering broker (the observer). Alone it proves
+    nothing (a consumer may seek; a fetch at or below the log end but above
+    the HWM is answered empty); an advance of the same client on the same
+    leader in one epoch does (``transitions._client_position``)."""
+
+    origin: Origin
+    fetch_offset: int | None
+    client_id: str | None
+
+
 # --- events: a broker coming back (formats-addendum.md 10) ----------------------
 
 
@@ -517,6 +531,7 @@ Event = (
     | AlterPartition
     | ClientHwm
     | ClientEpochAnswer
+    | ClientPosition
     | BrokerRestart
     | LogRecovered
     | RecoveryTruncation

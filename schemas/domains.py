@@ -33,6 +33,7 @@ REQUEST_EVENT_KINDS: tuple[str, ...] = (
     "consumer_fetch",
     "list_offsets",
     "consumer_epoch_answer",
+    "consumer_position",
 )
 BROKER_LOG_EVENT_KINDS: tuple[str, ...] = (
     "become_leader",

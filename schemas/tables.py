@@ -191,6 +191,10 @@ RAW_LINES = StructType(
 #:                           a consumer (replica -1 / -2): topic, partition,
 #:                           leader_epoch, end_offset (the leader's LEO for its
 #:                           current epoch), error_code, replica, client_id
+#:   consumer_position       request log (11.1), 0.8.2-0.10.1 only (no answer
+#:                           printed): a consumer's Scala Fetch with details:
+#:                           topic, partition, fetch_offset (its position),
+#:                           replica (-1), client_id, api_version
 #:   broker_restart          broker log (10.1), per data directory: replica (the
 #:                           broker), clean_shutdown (true: clean-shutdown file
 #:                           found; false: recovery without it; null: the version

@@ -26,6 +26,7 @@ from replay.types import (
     BrokerRestart,
     ClientEpochAnswer,
     ClientHwm,
+    ClientPosition,
     Confidence,
     FetcherHalt,
     FindingKind,
@@ -181,6 +182,91 @@ def test_without_the_consumer_answer_no_follower_showed_more_than_100() -> None:
 
     # the election is still unclean, but nothing above 100 was shown committed
     assert table(result) == [("unclean_election", 0, 1, 2, None, None, 0)]
+
+
+def position(s: Story, broker: int, offset: int, client: str = "consumer-1") -> None:
+    """A consumer's Fetch before 1.0: its position, no answer printed."""
+    origin = s._origin(f"broker-{broker}/kafka-request.log", broker, False)
+    s._add(ClientPosition(origin, offset, client))
+
+
+def consumer_position_story(
+    positions: list[tuple[int, str]], *, change_between: bool = False
+) -> Story:
+    """consumer_hwm_story with, in place of the answer showing 310, the
+    positions a pre-1.0 request log prints: (offset, client) on leader 1;
+    ``change_between``: the controller re-elects 1 (epoch 1) between the
+    first position and the rest."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.fetch(1, 3, 100, epoch=0, last_fetched=0, hwm=100)
+    s.tick(12)
+    s.change(isr=(1,))
+    s.tick(1)
+    for offset in range(100, 310, 10):
+        s.produce(1, offset, acks=1)
+    for n, (offset, client) in enumerate(positions):
+        s.tick(1)
+        if change_between and n == 1:
+            s.change(leader=1, isr=(1,))
+            s.tick(1)
+        position(s, 1, offset, client)
+    s.tick(5)
+    s.fence(1)
+    s.tick(1)
+    s.change(leader=2, isr=(2,))
+    s.tick(0.5)
+    become_leader(s, 2, 1, 100, 90)
+    s.tick(10)
+    s.fetch(2, 1, 100, epoch=1, last_fetched=0, hwm=110)
+    return s
+
+
+def test_a_consumers_advance_on_one_leader_shows_the_hwm_it_was_shown() -> None:
+    # 0.10: the consumer fetched at 100, then at 310: leader 1's answer to
+    # the first fetch handed it [100, 310), all below the HWM it exposed
+    story = consumer_position_story([(100, "consumer-1"), (310, "consumer-1")])
+    result = replay_partition(story.events, CTX)
+
+    assert table(result) == [
+        ("committed_data_loss", 0, 1, None, 100, 310, 210),
+        ("hwm_regression", 0, 1, 2, 110, 310, None),
+        ("truncation_below_hwm", 0, 1, 1, 100, 310, 210),
+        ("unclean_election", 0, 1, 2, 100, 310, 210),
+    ]
+    election = of_kind(result, FindingKind.UNCLEAN_ELECTION)[0]
+    # the later position's line is the evidence of the mark
+    later = [e for e in story.events if isinstance(e, ClientPosition)][-1]
+    assert later.origin.source in election.evidence
+    # leader 1's log held what it handed the consumer: 1 truncated [100, 310)
+    assert [(t.replica, t.from_offset, t.to_offset) for t in result.history.truncations] == [
+        (1, 310, 100)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("positions", "change_between"),
+    [
+        # one position alone: a consumer may seek, or be answered empty
+        ([(310, "consumer-1")], False),
+        # two clients: neither advanced
+        ([(100, "consumer-1"), (310, "consumer-2")], False),
+        # back, not forward
+        ([(310, "consumer-1"), (100, "consumer-1")], False),
+        # across a change of epoch the records may have come from elsewhere
+        ([(100, "consumer-1"), (310, "consumer-1")], True),
+    ],
+)
+def test_a_position_that_did_not_advance_on_one_leader_shows_no_hwm(
+    positions: list[tuple[int, str]], change_between: bool
+) -> None:
+    story = consumer_position_story(positions, change_between=change_between)
+    result = replay_partition(story.events, CTX)
+    # nothing above what the answers to followers showed (100, then 110)
+    assert max(v.committed or 0 for v in result.history.epochs) == 110
+    assert all(f.offset_end is None for f in result.findings)
+    assert result.history.replica(1).held == 100
 
 
 def test_a_list_offsets_answer_naming_its_epoch_is_that_leaders_exposure() -> None:
@@ -787,6 +873,7 @@ def row(kind: str, **values: Any) -> dict[str, Any]:
         ("consumer_fetch", {"hwm": 310, "current_leader_epoch": 0}, ClientHwm),
         ("list_offsets", {"hwm": 300, "leader_epoch": 4}, ClientHwm),
         ("consumer_epoch_answer", {"leader_epoch": 3, "end_offset": 90}, ClientEpochAnswer),
+        ("consumer_position", {"fetch_offset": 90, "client_id": "consumer-1"}, ClientPosition),
         ("broker_restart", {"replica": 2, "clean_shutdown": False}, BrokerRestart),
         ("log_recovered", {"replica": 2, "base_offset": 0}, LogRecovered),
         ("recovery_truncation", {"replica": 2, "truncate_to": 120}, RecoveryTruncation),
@@ -815,6 +902,7 @@ def test_the_bridge_fills_each_events_values() -> None:
             row("log_end_at_load", leo=220, log_start_offset=5),
             row("broker_restart", replica=None, clean_shutdown=None),
             row("partition_view", leader=None, replicas=[1, 2], isr=[], elr=[2]),
+            row("consumer_position", fetch_offset=90, client_id="consumer-1"),
         ]
     )
     assert events[0] == ClientHwm(events[0].origin, 300, 0, 4, None, True)
@@ -822,6 +910,7 @@ def test_the_bridge_fills_each_events_values() -> None:
     assert events[2] == LogLoaded(events[2].origin, 2, 220, 5)  # the file's broker
     assert events[3] == BrokerRestart(events[3].origin, 2, None)  # unknown, not clean
     assert events[4] == PartitionView(events[4].origin, -1, (1, 2), (), (2,), None)
+    assert events[5] == ClientPosition(events[5].origin, 90, "consumer-1")
 
 
 def test_a_startup_line_of_no_broker_is_a_gap_not_a_guess() -> None:

@@ -103,7 +103,10 @@ entry asked LATEST (-1; other timestamps ignored by rule, an answer for a
 partition not asked quarantined); a consumer's OffsetsForLeaderEpoch (-1 or
 -2) one ``consumer_epoch_answer`` per answered partition. A follower's
 ListOffsets (answered with the log end) and a debug Fetch (-2) are ignored
-by rule. Text lines before 1.0 print no answer: they yield nothing.
+by rule. Text lines before 1.0 print no answer: a consumer's Scala Fetch
+(0.8.2-0.10.1, with details) gives one ``consumer_position`` per partition
+(its fetch offset, client id), the answer's HWM unknown; pipeline/reconstruct.py
+keeps only a position's advances (see ``consumer_advances`` there).
 
 A text line of a shape we know but cannot read (no connection tail: cut; a
 header that does not parse; a partition entry whose numbers are malformed or
@@ -508,7 +511,8 @@ def _text_readable() -> Column:
     0.11+ (no Scala form). LeaderAndIsr: the Struct forms (0.10-2.7); the
     0.8/0.9 Scala ``describe`` form is not read. ListOffsets: only 1.0-2.7
     lines carry the answer (addendum 11.1). A consumer's Fetch before 1.0
-    carries no answer either: it yields nothing (:func:`_text_events`).
+    carries no answer either: with details it gives the consumer's position
+    only (``consumer_position``, :func:`_text_events`).
     """
     api_key, form = F.col("rl_api_key"), F.col("rl_text_form")
     request = F.col("rl_tparts.request")
@@ -903,15 +907,30 @@ def _text_events() -> Column:
             client_id=client_id,
         )
 
+    def scala_consumer_position(p: Column) -> Column:
+        g = _groups(p, _SCALA_FETCH_ENTRY)
+        return event(
+            "consumer_position",
+            topic=F.nullif(F.regexp_extract(p, _SCALA_FETCH_ENTRY, 1), F.lit("")),
+            partition=g(2, "int"),
+            replica=replica,
+            fetch_offset=g(3, "bigint"),
+            api_version=version,
+            client_id=client_id,
+        )
+
     scala_info = F.substring_index(request, "; RequestInfo: ", -1)
-    scala_fetches = or_empty(F.transform(_after_first(scala_info, r"\(\["), scala_fetch_request))
+    scala_entries = _after_first(scala_info, r"\(\[")
+    scala_fetches = or_empty(F.transform(scala_entries, scala_fetch_request))
+    scala_positions = or_empty(F.transform(scala_entries, scala_consumer_position))
     fetches = F.concat(
         _text_per_partition(request, _PARTITION_SEP, fetch_request),
         _text_per_partition(response, _PARTITION_SEP, fetch_response),
     )
     from_consumer = consumer(api_key, replica)
     return (
-        F.when((api_key == FETCH) & from_consumer, _text_consumer_fetches())
+        F.when((api_key == FETCH) & from_consumer & (form == TEXT_SCALA), scala_positions)
+        .when((api_key == FETCH) & from_consumer, _text_consumer_fetches())
         .when((api_key == FETCH) & (form == TEXT_SCALA), scala_fetches)
         .when(api_key == FETCH, fetches)
         .when(api_key == PRODUCE, _text_per_partition(response, _PARTITION_SEP, produce))
@@ -940,7 +959,7 @@ def _text_unreadable() -> Column:
         kind = e["kind"]
         missing = e["partition"].isNull() | e["topic"].isNull()
         return missing | F.coalesce(
-            F.when(kind == "fetch_request", e["fetch_offset"].isNull())
+            F.when(kind.isin("fetch_request", "consumer_position"), e["fetch_offset"].isNull())
             .when(kind == "fetch_response", e["hwm"].isNull() | e["error_code"].isNull())
             .when(
                 kind == "produce",
