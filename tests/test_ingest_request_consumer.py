@@ -22,7 +22,7 @@ import pytest
 
 from tests.ingest_helpers import accounting, events_of, non_null
 from tests.test_ingest_request_log import TOPIC_ID, completed_request, fetch_request
-from tests.test_ingest_request_log_text import TAIL_1_1, h0, h1
+from tests.test_ingest_request_log_text import TAIL_1_1, h0, h1, scala_fetch
 
 pytestmark = pytest.mark.spark
 
@@ -307,13 +307,33 @@ TEXT_LINES = [
 ]
 
 
+def scala_consumer(ts: str, info: list[tuple[str, int, int]] | None) -> str:
+    """0.10.1: a consumer's Scala Fetch (ReplicaId -1), no answer printed."""
+    line = scala_fetch(ts, 3, -1, info, max_bytes=True)
+    return line.replace("ReplicaFetcherThread-0-1", "consumer-1")
+
+
+#: 0.10.1 (no answer printed): the consumer's position only.
+OLD_LINES = [
+    # 1 TRACE details: one position per partition
+    scala_consumer("2016-09-01 12:00:00,000", [("orders", 0, 10), ("orders", 1, 7)]),
+    # 2 DEBUG: no RequestInfo, no offsets: ignored
+    scala_consumer("2016-09-01 12:00:01,000", None),
+    # 3 a garbled offset
+    scala_consumer("2016-09-01 12:00:02,000", [("orders", 0, 10)]).replace(
+        "PartitionFetchInfo(10,", "PartitionFetchInfo(1O,"
+    ),
+]
+
+
 @pytest.fixture(scope="module")
 def result(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from pipeline.ingest import ingest
 
     root = tmp_path_factory.mktemp("consumer_answers")
     for broker, name, lines in ((1, "kafka-request.log", JSON_LINES),
-                                (2, "kafka-request.log.2020-11-02-10", TEXT_LINES)):  # fmt: skip
+                                (2, "kafka-request.log.2020-11-02-10", TEXT_LINES),
+                                (3, "kafka-request.log.2016-09-01-12", OLD_LINES)):  # fmt: skip
         folder = root / f"broker-{broker}"
         folder.mkdir()
         (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -411,6 +431,7 @@ def test_cut_and_garbled_lines_are_quarantined(result: dict[str, Any]) -> None:
         ("kafka-request.log", 16, "unknown LIST_OFFSETS shape"),
         ("kafka-request.log", 17, bad_json),
         ("kafka-request.log", 18, bad_json),
+        ("kafka-request.log.2016-09-01-12", 3, "unreadable FETCH text request"),
         (text, 11, "text request line without its connection tail (cut)"),
         (text, 12, "unreadable FETCH text request"),
         (text, 13, "unreadable LIST_OFFSETS text request"),
@@ -428,7 +449,17 @@ def test_accounting(result: dict[str, Any]) -> None:
     assert accounting(result["file_stats"]) == {
         "kafka-request.log": ("request_log", 1, 18, 7, 3, 8),
         "kafka-request.log.2020-11-02-10": ("request_log", 2, 16, 8, 2, 6),
+        "kafka-request.log.2016-09-01-12": ("request_log", 3, 3, 1, 1, 1),
     }
+
+
+def test_a_pre_1_0_consumer_fetch_gives_its_position(result: dict[str, Any]) -> None:
+    old = {"client_id": "consumer-1", "replica": -1, "topic": "orders",
+           "kind": "consumer_position", "api_version": 3}  # fmt: skip
+    assert _got(result, "kafka-request.log.2016-09-01-12") == [
+        (1, 0, {**old, "partition": 0, "fetch_offset": 10}),
+        (1, 1, {**old, "partition": 1, "fetch_offset": 7}),
+    ]
 
 
 # --- run compression (pipeline/reconstruct.py) ----------------------------------------
