@@ -50,6 +50,9 @@ class Consumer:
     from_answer: bool = True
     reset: bool = False
     next_list_ms: int = 0
+    #: 0.10.1: its last fetch line, as (server, the epoch the server led then
+    #: or None, fetch offset)
+    logged: tuple[int, int | None, int] | None = None
 
 
 class Consumers:
@@ -244,12 +247,28 @@ class Consumers:
         waited_ms: int,
     ) -> None:
         """0.10.1: the fetch line once the answer is sent (the broker still up).
-        ``shown``: the offset came from answers (below a HWM they exposed)."""
+        ``shown``: the offset came from answers (below a HWM they exposed).
+
+        The line prints the position, not the answer: what the artefacts show
+        is an advance. When the consumer's previous line was on the same
+        server, leading the same epoch, at a lower offset, that leader's
+        answer in between handed it the records up to this offset, all below
+        the HWM it exposed; a position alone shows nothing (it may come from
+        a ListOffsets answer the line does not print, or from another leader)."""
         c = self.c
         if server.incarnation != incarnation or not server.reachable:
             return
         assert isinstance(server.log, art.TextRequestLog)
         key = consumer.key
         server.log.consumer_fetch(c.now, consumer.id, key[0], key[1], offset, waited_ms)
-        if shown:
+        rs = server.replicas[key]
+        led = rs.leader_epoch if rs.is_leader else None
+        last, consumer.logged = consumer.logged, (server.id, led, offset)
+        if (
+            shown
+            and led is not None
+            and last is not None
+            and last[:2] == (server.id, led)
+            and offset > last[2]
+        ):
             c.truth.fetch_mark(consumer.key, offset)

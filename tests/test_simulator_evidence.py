@@ -471,6 +471,54 @@ def test_text_request_lines_of_0_10_1_carry_no_answer(tmp_path: Path) -> None:
     )
 
 
+_POSITION = re.compile(
+    r"ClientId: (consumer-\d+); ReplicaId: -1;.*PartitionFetchInfo\((\d+),"
+)
+
+
+def test_a_0_10_consumers_lines_show_a_mark_only_where_its_position_advanced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """0.10.1 prints a consumer's position, not the answer: the truth's visible
+    mark takes a position only where the same consumer's previous line on the
+    same broker was lower (the broker led the same epoch at both; checked by
+    the simulator's own model, the lines are read here only to compare)."""
+    from simulator import consumers
+
+    marks: list[int] = []
+    original = consumers.Consumers._logged_010
+
+    def logged(self, server, consumer, offset, incarnation, shown, waited_ms):  # type: ignore[no-untyped-def]
+        calls: list[int] = []
+        fetch_mark = self.c.truth.fetch_mark
+        self.c.truth.fetch_mark = lambda key, mark: calls.append(mark) or fetch_mark(key, mark)
+        try:
+            original(self, server, consumer, offset, incarnation, shown, waited_ms)
+        finally:
+            self.c.truth.fetch_mark = fetch_mark
+        marks.extend(calls)
+
+    monkeypatch.setattr(consumers.Consumers, "_logged_010", logged)
+    out = tmp_path / "h"
+    simulator.simulate("seed000-hw-truncation", out, version="0.10", consumers=True)
+    advances: list[int] = []
+    positions = 0
+    for log in sorted(out.glob("broker-*/kafka-request.log")):
+        last: dict[str, int] = {}
+        for line in log_lines(log):
+            m = _POSITION.search(line)
+            if m is None:
+                continue
+            positions += 1
+            client, offset = m.group(1), int(m.group(2))
+            if client in last and offset > last[client]:
+                advances.append(offset)
+            last[client] = offset
+    # fewer marks than lines, and every mark is an advance the lines show
+    assert 0 < len(marks) < positions
+    assert set(marks) <= set(advances)
+
+
 # -- log load and recovery (formats-addendum.md 10) ------------------------------------
 
 
