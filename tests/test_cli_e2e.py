@@ -221,9 +221,7 @@ def test_gold_tables_read_as_a_bi_tool_would(case) -> None:  # type: ignore[no-u
     assert line_no == 26  # the last line, cut mid-JSON
 
 
-def test_a_run_in_its_own_process_can_end_spark_then_validate(
-    case, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_in_its_own_process_can_end_spark_then_validate(case, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """As a large input's run does: the process starts its own Spark, ends
     the JVM once the tables are written (run.py, session.end_spark), then
     validates them, silver's sample included, with no JVM left; the same

@@ -471,9 +471,7 @@ def test_text_request_lines_of_0_10_1_carry_no_answer(tmp_path: Path) -> None:
     )
 
 
-_POSITION = re.compile(
-    r"ClientId: (consumer-\d+); ReplicaId: -1;.*PartitionFetchInfo\((\d+),"
-)
+_POSITION = re.compile(r"ClientId: (consumer-\d+); ReplicaId: -1;.*PartitionFetchInfo\((\d+),")
 
 
 def test_a_0_10_consumers_lines_show_a_mark_only_where_its_position_advanced(
