@@ -34,6 +34,7 @@ from replay.state import (
     Acts,
     EpochView,
     History,
+    IsrExpansion,
     ReplayContext,
     Truncation,
     UnderMinIsr,
@@ -641,7 +642,9 @@ def _isr_expansions(
     which must lie within the allowance of it (an older one leaves time to
     catch up unseen, unless a fetch beyond the allowance after it, and every
     fetch between, show the same offset), and no fetch within the allowance
-    after it may have reached the bound."""
+    after it may have reached the bound. A fetch is logged once answered, so
+    the one that let the leader add the replica comes after the expansion:
+    with no later fetch of the replica in evidence, nothing is found."""
     skew = ctx.max_clock_skew_s
     found: list[IsrRuleViolation] = []
     notes: list[str] = []
@@ -689,11 +692,22 @@ def _isr_expansions(
                 )
                 continue
         caught_up = [f for f in after if f.offset >= bound and not _beyond(f.at, x.at, skew)]
+        if caught_up and _joined_by(x, bound):
+            continue
         if caught_up:
             notes.append(
                 head + f"; its fetch at {caught_up[0].offset} ({_where(caught_up[0].source)}) "
                 f"lies within the clock-skew allowance of {skew:g} s of the expansion and may "
                 "have preceded it"
+            )
+            continue
+        if not after:
+            # A fetch is logged once answered: the fetch that let the leader
+            # add the replica is answered after the expansion, and a leader
+            # that stopped before answering it logged it nowhere.
+            notes.append(
+                head + ", and no later fetch of it from that leader is in evidence: the one "
+                "that let it join is logged only once answered, so it may be missing"
             )
             continue
         bound_sources: tuple[Source, ...] = ()
@@ -725,6 +739,21 @@ def _isr_expansions(
             f if seen is None else replace(seen, evidence=_sources(seen.evidence, f.evidence))
         )
     return list(merged.values()), notes
+
+
+def _joined_by(x: IsrExpansion, bound: int) -> bool:
+    """On the leader's own clock (its line telling the expansion, its request
+    log dating the fetches), the first fetch of the replica logged at or after
+    the expansion is the one in flight when the leader added it (a follower
+    has one fetch in flight; a fetch is logged once answered): at or above
+    the bound, the replica joined caught up."""
+    if x.own_at is None:
+        return False
+    after = [f for f in x.fetches if f.at is not None and f.at >= x.own_at]
+    if not after:
+        return False
+    first = min(after, key=lambda f: (f.at or x.own_at, f.source.line_no))
+    return first.offset >= bound
 
 
 def _acks_under_min_isr(

@@ -489,6 +489,9 @@ class IsrExpansion:
     hwm_steps: tuple[HwmStep, ...]
     first_write_at: datetime | None
     fetches_after: int = 0
+    #: the time of the leader's own line telling the expansion, if one does:
+    #: its clock is the one its request log dates the fetches by
+    own_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -431,6 +431,8 @@ def _expanded(
         if same is not None:
             # the same expansion seen again (controller record, leader's line)
             merged = replace(same, sources=same.sources + (origin.source,))
+            if merged.own_at is None and origin.observer == leader:
+                merged = replace(merged, own_at=origin.time)
             history = replace(
                 history,
                 expansions=tuple(merged if x is same else x for x in history.expansions),
@@ -447,6 +449,7 @@ def _expanded(
             fetches=tail,
             hwm_steps=view.hwm_steps,
             first_write_at=view.first_write_at,
+            own_at=origin.time if origin.observer == leader else None,
         )
         history = replace(history, expansions=history.expansions + (expansion,))
     return history

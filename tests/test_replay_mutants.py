@@ -163,24 +163,36 @@ def expansions(s: Story) -> list[tuple[object, ...]]:
 LAGGING_JOIN = [(FindingKind.ISR_RULE_VIOLATION, 0, 2, 5, 20, None)]
 
 
+def still_behind(s: Story, leader: int) -> None:
+    """Follower 2's next fetch, answered after the expansion, is still at 5:
+    the fetch in flight when its leader added it had not caught up (without
+    one, the fetch that let it join may simply be missing from the log)."""
+    s.tick(0.3)
+    s.fetch(leader, 2, 5, epoch=0, last_fetched=0, hwm=20)
+
+
 def test_a_confirmed_alter_partition_alone_is_an_expansion() -> None:
     s = lagging_follower(1, 2, 3)
     confirmed(s, broker=1, isr=(1, 2), leader=1)
+    still_behind(s, 1)
     assert expansions(s) == LAGGING_JOIN
 
 
 def test_an_answer_naming_no_leader_is_the_requesting_brokers() -> None:
     s = lagging_follower(1, 2, 3)
     confirmed(s, broker=1, isr=(1, 2), leader=None)
+    still_behind(s, 1)
     assert expansions(s) == LAGGING_JOIN
     s = lagging_follower(1, 2, 3)
     confirmed(s, broker=1, isr=(1, 2), leader=-1)
+    still_behind(s, 1)
     assert expansions(s) == LAGGING_JOIN
 
 
 def test_broker_0_is_a_leader_like_any_other() -> None:
     s = lagging_follower(0, 2, 3)
     confirmed(s, broker=None, isr=(0, 2), leader=0)
+    still_behind(s, 0)
     assert expansions(s) == LAGGING_JOIN
 
 
@@ -202,6 +214,7 @@ def test_only_the_replicas_new_to_the_isr_joined() -> None:
     s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)
     s.tick(0.5)
     confirmed(s, broker=1, isr=(1, 3, 2), leader=1)  # 3 is not new: only 2 joins
+    still_behind(s, 1)
     assert expansions(s) == LAGGING_JOIN
 
 
@@ -484,6 +497,7 @@ def test_one_expansion_told_twice_is_one_finding_citing_both() -> None:
     line = s._add(IsrUpdated(s._origin("broker-1/server.log", 1, False), 1, (1, 2), 7))
     s.tick(0.1)
     record = s.change(isr=(1, 2))
+    still_behind(s, 1)
     [f] = replay_partition(s.events, CTX).findings
     assert (f.kind, f.leader_epoch, f.replica, f.offset_start, f.offset_end) == (
         FindingKind.ISR_RULE_VIOLATION, 0, 2, 5, 20,
@@ -866,6 +880,8 @@ def test_a_follower_joining_below_the_new_leaders_start_offset() -> None:
     s.fetch(2, 3, 50, epoch=1, last_fetched=0)
     s.tick(0.5)
     joined = s.change(isr=(2, 3))
+    s.tick(0.3)
+    s.fetch(2, 3, 50, epoch=1, last_fetched=0)  # answered after: still at 50
 
     [f] = replay_partition(s.events, CTX).findings
 

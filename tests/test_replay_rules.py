@@ -194,6 +194,8 @@ def test_one_expansion_told_by_the_controller_the_leader_and_alter_partition_is_
     s.tick(0.2)
     s.change(isr=(1, 2))  # partition epoch 2
     s._add(IsrUpdated(s._origin("broker-1/server.log", 1, False), 1, (1, 2), 2, False))
+    s.tick(0.3)
+    s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)  # answered after: still at 5
 
     result = replay_partition(s.events, CTX)
 
@@ -219,6 +221,25 @@ def test_an_expansion_after_a_fetch_older_than_the_skew_is_unknown() -> None:
     assert len(gaps_with(result, "may have caught up unseen")) == 1
 
 
+def test_an_expansion_with_no_later_fetch_of_the_replica_is_unknown() -> None:
+    """Follower 2 fetched at 5 half a second before it joined, and its leader
+    logged nothing of it after: the fetch that let it join is answered (so
+    logged) only after the expansion, and may be missing (the leader stopped
+    first). Nothing decides that it joined below the HWM."""
+    s = lagging_follower_story()
+    s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)
+    s.tick(0.5)
+    s.change(isr=(1, 2))
+
+    result = replay_partition(s.events, CTX)
+
+    assert result.findings == ()
+    assert result.verdict == Verdict.UNKNOWN
+    [gap] = gaps_with(result, "no later fetch of it")
+    assert gap.startswith("replica 2 joined the ISR of epoch 0 ")
+    assert "with its last fetch at 5 " in gap and ", below 20, and no later fetch" in gap
+
+
 def test_an_expansion_with_a_catching_up_fetch_within_the_skew_is_unknown() -> None:
     s = lagging_follower_story()
     s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)
@@ -232,6 +253,40 @@ def test_an_expansion_with_a_catching_up_fetch_within_the_skew_is_unknown() -> N
     assert result.findings == ()
     assert result.verdict == Verdict.UNKNOWN
     assert len(gaps_with(result, "may have preceded it")) == 1
+
+
+def test_an_expansion_the_leader_tells_is_judged_on_its_own_clock() -> None:
+    """The leader's own line tells the expansion and its request log dates
+    the fetches by the same clock: the first fetch of replica 2 it logged
+    after the line (answered after it, so the one in flight when the leader
+    added it) is at the HWM. It joined caught up: valid, nothing left open.
+    The same fetch after the controller's record alone stays open (the
+    clocks differ), and a first fetch still below the HWM is not enough."""
+
+    def story(*, own_line: bool, first: int) -> Story:
+        s = lagging_follower_story()
+        s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)
+        s.tick(0.5)
+        if own_line:  # the leader's "Expanding ISR" line, before the controller's record
+            s._add(IsrUpdated(s._origin("broker-1/server.log", 1, False), 1, (1, 2), 2, False))
+        else:
+            s.change(isr=(1, 2))
+        s.tick(0.3)
+        s.fetch(1, 2, first, epoch=0, last_fetched=0, hwm=20)
+        s.tick(0.3)
+        s.fetch(1, 2, 20, epoch=0, last_fetched=0, hwm=20)
+        return s
+
+    result = replay_partition(story(own_line=True, first=20).events, CTX)
+    assert result.findings == ()
+    assert result.verdict == Verdict.VALID
+    assert gaps_with(result, "replica 2 joined") == []
+
+    for own_line, first in ((False, 20), (True, 12)):
+        result = replay_partition(story(own_line=own_line, first=first).events, CTX)
+        assert result.findings == ()
+        assert result.verdict == Verdict.UNKNOWN
+        assert len(gaps_with(result, "may have preceded it")) == 1
 
 
 def test_an_expansion_of_a_caught_up_replica_is_no_finding() -> None:
