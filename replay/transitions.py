@@ -875,7 +875,9 @@ def _derive_leader_hw(history: History, leader: int | None, in_epoch: int | None
     low = min(offsets)
     if view.derived is not None and low <= view.derived:
         return history
-    return history.with_epoch(replace(view, derived=low, derived_sources=tuple(sources)))
+    history = history.with_epoch(replace(view, derived=low, derived_sources=tuple(sources)))
+    # its own log holds its HW (the least log end of the ISR, its own included)
+    return _hold(history, leader, low, sources[-1])
 
 
 def _log_end_seen(

@@ -631,6 +631,51 @@ def _zk_hw_sole_leader_story(second_leader: int, leader_restarts: bool = False) 
     return s
 
 
+def test_a_leader_holds_the_hw_it_derived_when_it_leads_the_next_epoch() -> None:
+    """zk-hw: leader 1 of epoch 0 hands a consumer records up to 18 (its
+    position moves from 10 to 18: the leader held 18), and its followers
+    fetch to 29, the HW it derives: the least log end of the ISR, its own
+    included, so its own log held 29 (transitions._derive_leader_hw). The
+    controller re-elects it for epoch 1, whose start no line states: it was
+    last seen holding 29, nothing is open (not "last seen holding up to
+    offset 18, below the committed 29")."""
+    from replay.types import ClientPosition, FollowerFetch, LeaderAndIsr, Profile
+
+    s = Story()
+
+    def decide(epoch: int, isr: tuple[int, ...]) -> None:
+        origin = s._origin("controller/state-change.log", None, False)
+        s._add(LeaderAndIsr(origin, 1, epoch, isr, epoch, None, 1))
+
+    decide(0, (1, 2, 3))
+    for offset in (10, 18):
+        origin = s._origin("broker-1/kafka-request.log", 1, False)
+        s._add(ClientPosition(origin, offset, "consumer-1"))
+        s.tick()
+    for follower in (2, 3):
+        s._add(
+            FollowerFetch(
+                s._origin("broker-1/kafka-request.log", 1, False), follower, 29, None, None
+            )
+        )
+    s.tick(10)
+    decide(1, (1, 2))
+    s.tick()
+
+    ctx = ReplayContext(KEY, profile=Profile.ZK_HW, request_log_observers=frozenset({1, 2}))
+    result = replay_partition(s.events, ctx)
+
+    assert [
+        (v.leader_epoch, v.committed, v.derived, v.leader_log_end) for v in result.history.epochs
+    ] == [
+        (0, 18, 29, None),
+        (1, None, None, 29),
+    ]
+    assert result.coverage.gaps == ()
+    assert result.findings == ()
+    assert result.verdict == Verdict.VALID
+
+
 def test_a_replica_truncating_under_the_partitions_only_leader_truncates_locally() -> None:
     """zk-hw data carries no epoch, so which leader wrote a replica's records
     is not in them; but leader 1 has led the partition since its creation
