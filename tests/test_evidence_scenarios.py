@@ -200,14 +200,15 @@ KNOWN_DISAGREEMENTS: dict[str, list[str]] = {
         "verdict orders-0: truth invalid, replay unknown",
     ],
     # zk-hw: as seed000-hw-truncation in tests/test_scenarios.py, the replay
-    # leaves the epoch-0 record's truncation undecided where the truth (and
-    # the evidence) fix it.
+    # finds the epoch-0 record's truncation (its leader holds the HW it
+    # derived) but leaves its qualifier undecided where the truth (and the
+    # evidence) fix it; the verdict agrees (invalid).
     "seed000-hw-truncation-0.10": [
         "missing ('committed_data_loss', 'seed', 0, 1, None, 10, 11, 1, None, None)",
         "missing ('hwm_regression', 'seed', 0, 1, 1, 10, 11, None, None, None)",
         "missing ('truncation_below_hwm', 'seed', 0, 0, 1, 10, 11, None, 'local', None)",
         "missing ('truncation_below_hwm', 'seed', 0, 1, 2, 10, 11, 1, 'global', None)",
-        "verdict seed-0: truth invalid, replay unknown",
+        "extra ('truncation_below_hwm', 'seed', 0, 1, 2, 10, 11, None, 'unknown', None)",
     ],
 }
 
