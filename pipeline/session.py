@@ -8,10 +8,15 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
 DEFAULT_MASTER = "local[*]"
 #: One Spark partition per file block of this size, never two blocks in one
@@ -292,6 +297,35 @@ def end_spark(spark: SparkSession) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+#: the DDL types :func:`local_frame` spells
+_DDL_TYPES = {"string": StringType, "long": LongType, "bigint": LongType, "int": IntegerType}
+
+
+def local_frame(
+    spark: SparkSession, rows: Sequence[tuple[Any, ...]], schema: str | StructType
+) -> DataFrame:
+    """A few driver-built rows as a local relation (an Arrow table), typed by
+    ``schema`` (a StructType, or DDL "name type, ..." of string, long and
+    int). ``createDataFrame`` over a Python list makes a parallelised RDD
+    that Python workers unpickle in every query that reads it; an Arrow
+    table is a LocalTableScan in the JVM (docs/performance.md, "The fixed
+    cost")."""
+    if isinstance(schema, str):
+        fields = []
+        for column in schema.split(","):
+            name, kind = column.split()
+            fields.append(StructField(name, _DDL_TYPES[kind.lower()]()))
+        schema = StructType(fields)
+    zone = str(spark.conf.get("spark.sql.session.timeZone", "UTC"))
+    arrow = to_arrow_schema(schema, timezone=zone)
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in schema.fields]
+    table = pa.Table.from_arrays(
+        [pa.array(list(values), type=f.type) for values, f in zip(columns, arrow, strict=True)],
+        schema=arrow,
+    )
+    return spark.createDataFrame(table, schema)
 
 
 def materialise(df: DataFrame) -> DataFrame:

@@ -65,6 +65,7 @@ from pipeline.ingest import bundle as bundle_
 from pipeline.ingest import kafka_binary
 from pipeline.ingest import lines as lines_
 from pipeline.ingest.outcome import OUTCOME_ROW, QUARANTINE_TEXT_LIMIT
+from pipeline.session import local_frame
 
 KINDS = (kafka_binary.METADATA_SEGMENT, kafka_binary.DATA_SEGMENT)
 #: Check data-segment CRCs too (reads every byte; see the module docstring).
@@ -282,7 +283,7 @@ def decode(
         for p in r.inputFiles()
     ]
     rows = [(p, _kind_of(p)) for p in spelled]
-    listed = spark.createDataFrame(rows, "source_file string, file_kind string")
+    listed = local_frame(spark, rows, "source_file string, file_kind string")
     observer = lines_.observer(F.col("source_file"), broker_id)
     listed = listed.select("source_file", "file_kind", observer.alias("observer"))
     return _finish(decoded, broker_id), listed

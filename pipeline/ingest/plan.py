@@ -58,7 +58,7 @@ from pipeline.ingest import (
 from pipeline.ingest import bundle as bundle_
 from pipeline.ingest import lines as lines_
 from pipeline.ingest.outcome import EVENT_FIELDS, OUTCOME_ROW, SEQ_STRIDE, quarantined, too_long
-from pipeline.session import materialise, release
+from pipeline.session import local_frame, materialise, release
 from schemas.tables import FILE_STATS, PARTITION_EVENTS, QUARANTINE, RAW_LINES
 
 __all__ = ["IngestResult", "ingest"]
@@ -276,7 +276,8 @@ class _LineTable:
             lines = lines_.small_lines(
                 self.spark, [(s.path, s.content or b"") for s in self.small_files], self.bundles
             )
-            kinds = self.spark.createDataFrame(
+            kinds = local_frame(
+                self.spark,
                 [(lines_.member_path_of(s.path, self.bundles), s.kind) for s in self.small_files],
                 "source_file string, kind string",
             )
@@ -358,14 +359,15 @@ class _LineTable:
         for (name, start), lines in sorted(per_block.items()):
             rows.append((name, start, before.get(name, 0), lines))
             before[name] = before.get(name, 0) + lines
-        return self.spark.createDataFrame(
-            rows, "source_file string, block_start long, lines_before long, lines long"
+        return local_frame(
+            self.spark, rows, "source_file string, block_start long, lines_before long, lines long"
         )
 
     def file_index(self, blocks: DataFrame) -> DataFrame:
         """One row per text file: (source_file, kind, observer, lines_read);
         a file with no line (empty, or not read: binary) reads 0."""
-        listed = self.spark.createDataFrame(
+        listed = local_frame(
+            self.spark,
             [(lines_.member_path_of(s.path, self.bundles), s.kind, s.note) for s in self.sniffed],
             "source_file string, kind string, note string",
         )
@@ -399,8 +401,8 @@ class _LineTable:
             scanned = lines_.scan(self.spark, large, self.bundles)
             parts.append(lines_.numbered(scanned, blocks).select("source_file", "line_no", "value"))
         if not parts:
-            return self.spark.createDataFrame(
-                [], "source_file string, line_no long, observer int, value string"
+            return local_frame(
+                self.spark, [], "source_file string, line_no long, observer int, value string"
             )
         out = parts[0]
         for p in parts[1:]:
@@ -487,7 +489,7 @@ def _outcomes(table: _LineTable) -> DataFrame:
             )
         )
     if not families:
-        return table.spark.createDataFrame([], _EMPTY_OUTCOMES)
+        return local_frame(table.spark, [], _EMPTY_OUTCOMES)
     union = families[0]
     for f in families[1:]:
         union = union.unionByName(f)
@@ -707,8 +709,8 @@ def _bundle_files(
     spark: SparkSession, bundles: list[bundle_.Bundle], broker_id: int | None
 ) -> DataFrame:
     """file_stats rows of the archives: their members are their "lines"."""
-    rows = spark.createDataFrame(
-        [(b.archive, b.members) for b in bundles], "source_file string, lines_read long"
+    rows = local_frame(
+        spark, [(b.archive, b.members) for b in bundles], "source_file string, lines_read long"
     )
     return rows.select(
         "source_file",
@@ -723,7 +725,8 @@ def _bundle_outcomes(
     spark: SparkSession, bundles: list[bundle_.Bundle], broker_id: int | None
 ) -> DataFrame:
     """One quarantined outcome (line 0) per refused member."""
-    rows = spark.createDataFrame(
+    rows = local_frame(
+        spark,
         [(b.archive, f"refused bundle member: {reason}", member)
          for b in bundles for member, reason in b.refused],
         "source_file string, reason string, member string",
@@ -762,7 +765,7 @@ def _collected(spark: SparkSession, small: DataFrame) -> DataFrame:
     of them before the replay, docs/performance.md)."""
     table = small.toArrow()
     if not table.num_rows:
-        return spark.createDataFrame([], small.schema)
+        return local_frame(spark, [], small.schema)
     return spark.createDataFrame(table)
 
 
