@@ -126,7 +126,13 @@ def exit_code_for(verdicts: dict[str, int], findings: int) -> int:
 def run_job(options: RunOptions) -> RunSummary:
     from pipeline.ingest import ingest
     from pipeline.ingest.sniff import input_bytes
-    from pipeline.session import end_spark_early, get_spark, small_input
+    from pipeline.session import (
+        end_spark_early,
+        get_spark,
+        prestart_python_workers,
+        reuse_python_workers,
+        small_input,
+    )
 
     check_paths(options.paths)
     started = datetime.now(UTC)
@@ -149,6 +155,8 @@ def run_job(options: RunOptions) -> RunSummary:
     end_first = not spark_running() and end_spark_early(size)
     with timings.stage("spark_start"):
         spark = get_spark(options.master, input_size=size)
+    if reuse_python_workers(size):
+        prestart_python_workers(spark)
     cluster = options.cluster or "default"
 
     with timings.stage("ingest"):

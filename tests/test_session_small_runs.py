@@ -1,4 +1,5 @@
-"""pipeline.session.local_frame: driver-built rows as a local relation."""
+"""pipeline.session: driver-built rows as a local relation; the replay's
+Python workers started early."""
 
 from __future__ import annotations
 
@@ -54,3 +55,17 @@ def test_no_rows_and_a_struct_type_with_a_timestamp(spark: Any) -> None:
 def test_an_unknown_ddl_type_is_refused() -> None:
     with pytest.raises(KeyError):
         local_frame(None, [], "x double")  # type: ignore[arg-type]
+
+
+@pytest.mark.spark
+def test_python_workers_start_early_and_pass_rows_through(spark: Any) -> None:
+    """The early start of the replay's Python workers (session.
+    prestart_python_workers) runs one job to the end in its thread; its
+    worker function loads the replay's modules and passes batches through."""
+    from pipeline.session import _load_replay, prestart_python_workers
+
+    thread = prestart_python_workers(spark)
+    thread.join(timeout=120)
+    assert not thread.is_alive()
+    rows = spark.range(3).mapInArrow(_load_replay, "id long").collect()
+    assert sorted(r["id"] for r in rows) == [0, 1, 2]
