@@ -105,8 +105,11 @@ partition not asked quarantined); a consumer's OffsetsForLeaderEpoch (-1 or
 ListOffsets (answered with the log end) and a debug Fetch (-2) are ignored
 by rule. Text lines before 1.0 print no answer: a consumer's Scala Fetch
 (0.8.2-0.10.1, with details) gives one ``consumer_position`` per partition
-(its fetch offset, client id), the answer's HWM unknown; pipeline/reconstruct.py
-keeps only a position's advances (see ``consumer_advances`` there).
+(its fetch offset, client id), the answer's HWM unknown; run-length
+compression keeps each run's ends (pipeline/reconstruct.py ``SERIES_FIELDS``)
+and the replay reads the advances (replay/transitions.py
+``_client_position``). A consumer's Fetch in the Struct form of 0.10.2 and
+0.11, answer not printed either, yields nothing yet.
 
 A text line of a shape we know but cannot read (no connection tail: cut; a
 header that does not parse; a partition entry whose numbers are malformed or
