@@ -834,17 +834,23 @@ def _text_events() -> Column:
             client_id=client_id,
         )
 
-    def scala_fetch_request(p: Column) -> Column:
-        g = _groups(p, _SCALA_FETCH_ENTRY)
-        return event(
-            "fetch_request",
-            topic=F.nullif(F.regexp_extract(p, _SCALA_FETCH_ENTRY, 1), F.lit("")),
-            partition=g(2, "int"),
-            replica=replica,
-            fetch_offset=g(3, "bigint"),
-            api_version=version,
-            client_id=client_id,
-        )
+    def scala_fetch_entry(kind: str) -> Callable[[Column], Column]:
+        """A Scala ``RequestInfo`` entry: a follower's ``fetch_request`` or,
+        from a consumer, its ``consumer_position`` (the same fields)."""
+
+        def make(p: Column) -> Column:
+            g = _groups(p, _SCALA_FETCH_ENTRY)
+            return event(
+                kind,
+                topic=F.nullif(F.regexp_extract(p, _SCALA_FETCH_ENTRY, 1), F.lit("")),
+                partition=g(2, "int"),
+                replica=replica,
+                fetch_offset=g(3, "bigint"),
+                api_version=version,
+                client_id=client_id,
+            )
+
+        return make
 
     def fetch_response(topic: Column, p: Column) -> Column:
         g = _groups(p, _FETCH_RESPONSE_PARTITION)
@@ -910,22 +916,10 @@ def _text_events() -> Column:
             client_id=client_id,
         )
 
-    def scala_consumer_position(p: Column) -> Column:
-        g = _groups(p, _SCALA_FETCH_ENTRY)
-        return event(
-            "consumer_position",
-            topic=F.nullif(F.regexp_extract(p, _SCALA_FETCH_ENTRY, 1), F.lit("")),
-            partition=g(2, "int"),
-            replica=replica,
-            fetch_offset=g(3, "bigint"),
-            api_version=version,
-            client_id=client_id,
-        )
-
     scala_info = F.substring_index(request, "; RequestInfo: ", -1)
     scala_entries = _after_first(scala_info, r"\(\[")
-    scala_fetches = or_empty(F.transform(scala_entries, scala_fetch_request))
-    scala_positions = or_empty(F.transform(scala_entries, scala_consumer_position))
+    scala_fetches = or_empty(F.transform(scala_entries, scala_fetch_entry("fetch_request")))
+    scala_positions = or_empty(F.transform(scala_entries, scala_fetch_entry("consumer_position")))
     fetches = F.concat(
         _text_per_partition(request, _PARTITION_SEP, fetch_request),
         _text_per_partition(response, _PARTITION_SEP, fetch_response),
