@@ -128,11 +128,10 @@ def unfence(s: Story, broker: int) -> None:
 # --- 1. the HWM clients saw -----------------------------------------------------
 
 
-def consumer_hwm_story(consumer_saw: int | None) -> Story:
+def _leader_1_alone_writes_to_310() -> Story:
     """Followers 2 and 3 stop at 100 (the last HWM any follower answer
-    shows); the ISR shrinks to leader 1, which alone commits acks=1 writes
-    up to 310: only a consumer's fetch answer shows it. 1 is fenced, 2 is
-    elected uncleanly and starts at 100; 1 comes back and truncates to 100."""
+    shows); the ISR shrinks to leader 1, which alone writes acks=1 records
+    up to 310."""
     s = Story()
     s.create((1, 2, 3), leader=1)
     s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
@@ -142,15 +141,28 @@ def consumer_hwm_story(consumer_saw: int | None) -> Story:
     s.tick(1)
     for offset in range(100, 310, 10):
         s.produce(1, offset, acks=1)
-    s.tick(1)
-    if consumer_saw is not None:
-        consumer_fetch(s, 1, consumer_saw, epoch=0)
+    return s
+
+
+def _2_elected_uncleanly_at_100(s: Story) -> None:
+    """1 is fenced; 2 is elected uncleanly and starts epoch 1 at 100."""
     s.tick(5)
     s.fence(1)
     s.tick(1)
     s.change(leader=2, isr=(2,))
     s.tick(0.5)
     become_leader(s, 2, 1, 100, 90)
+
+
+def consumer_hwm_story(consumer_saw: int | None) -> Story:
+    """Leader 1 alone commits acks=1 writes up to 310: only a consumer's
+    fetch answer shows it. 1 is fenced, 2 is elected uncleanly and starts at
+    100; 1 comes back and truncates to 100."""
+    s = _leader_1_alone_writes_to_310()
+    s.tick(1)
+    if consumer_saw is not None:
+        consumer_fetch(s, 1, consumer_saw, epoch=0)
+    _2_elected_uncleanly_at_100(s)
     for offset in range(100, 110):
         s.produce(2, offset, acks=1)
     s.tick(1)
@@ -197,27 +209,14 @@ def consumer_position_story(
     positions a pre-1.0 request log prints: (offset, client) on leader 1;
     ``change_between``: the controller re-elects 1 (epoch 1) between the
     first position and the rest."""
-    s = Story()
-    s.create((1, 2, 3), leader=1)
-    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
-    s.fetch(1, 3, 100, epoch=0, last_fetched=0, hwm=100)
-    s.tick(12)
-    s.change(isr=(1,))
-    s.tick(1)
-    for offset in range(100, 310, 10):
-        s.produce(1, offset, acks=1)
+    s = _leader_1_alone_writes_to_310()
     for n, (offset, client) in enumerate(positions):
         s.tick(1)
         if change_between and n == 1:
             s.change(leader=1, isr=(1,))
             s.tick(1)
         position(s, 1, offset, client)
-    s.tick(5)
-    s.fence(1)
-    s.tick(1)
-    s.change(leader=2, isr=(2,))
-    s.tick(0.5)
-    become_leader(s, 2, 1, 100, 90)
+    _2_elected_uncleanly_at_100(s)
     s.tick(10)
     s.fetch(2, 1, 100, epoch=1, last_fetched=0, hwm=110)
     return s
