@@ -44,6 +44,19 @@ COLUMNS = (
 )
 
 
+#: the input columns ``offset_changes`` reads: the table's own (``leo`` and
+#: ``leader_epoch`` are named from ``fetch_offset`` and
+#: ``current_leader_epoch``), the rows' kind and error, and the order's
+_READ = [
+    *(c for c in COLUMNS if c not in ("leo", "leader_epoch")),
+    "fetch_offset",
+    "current_leader_epoch",
+    "kind",
+    "error_code",
+    "seq",
+]
+
+
 def _moved(values: list[np.ndarray], valid: list[np.ndarray], series: np.ndarray) -> np.ndarray:
     """For rows sorted by series then order: the first row of each series, and
     every row whose values differ (null-safe) from the row before it."""
@@ -85,6 +98,9 @@ def offset_changes(table: pa.Table, schema: pa.Schema) -> pa.Table:
     n = table.num_rows
     if not n:
         return schema.empty_table()
+    # Only the columns read below: a filter or a take costs per column, and
+    # the replay's table has some fifty (a third of this function's time).
+    table = table.select(_READ)
     kind = table["kind"]
     fetches = table.filter(pc.equal(kind, "fetch_request"))
     error = pc.fill_null(table["error_code"], 0)
