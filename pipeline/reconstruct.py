@@ -79,16 +79,31 @@ def compress(streams: DataFrame) -> DataFrame:
     it hash-partitioned by :data:`PARTITION_KEY`, which is what the replay's
     grouping needs, so it does not shuffle again (``replica_offsets`` is
     computed beside the replay: pipeline/offsets.py)."""
-    inside = F.lit(False)
     series_key = ("observer", "replica", "kind")
     by_partition = Window.partitionBy(*PARTITION_KEY).orderBy(
         *[F.col(c).asc_nulls_first() for c in series_key], *_local_order()
     )
-    for kind, fields in SERIES_FIELDS.items():
-        current = F.struct(*[F.col(f) for f in (*series_key, *fields)])
-        same_as_previous = F.lag(current).over(by_partition).eqNullSafe(current)
-        same_as_next = F.lead(current).over(by_partition).eqNullSafe(current)
-        inside = F.when(F.col("kind") == kind, same_as_previous & same_as_next).otherwise(inside)
+    # One value per row: the series key and every kind's compared fields,
+    # each null where the row's kind does not compare it. The kind is in the
+    # key, so two rows are equal exactly when they are of one kind and equal
+    # in its fields: one lag and one lead for every kind, where a pair per
+    # kind made the window evaluate ten.
+    fields = sorted({f for compared in SERIES_FIELDS.values() for f in compared})
+    current = F.struct(
+        *[F.col(c) for c in series_key],
+        *[
+            F.when(
+                F.col("kind").isin(*[k for k, own in SERIES_FIELDS.items() if f in own]),
+                F.col(f),
+            ).alias(f)
+            for f in fields
+        ],
+    )
+    inside = (
+        F.col("kind").isin(*SERIES_FIELDS)
+        & F.lag(current).over(by_partition).eqNullSafe(current)
+        & F.lead(current).over(by_partition).eqNullSafe(current)
+    )
     return (
         streams.withColumn("_repeated", F.coalesce(inside, F.lit(False)))
         .filter(~F.col("_repeated"))
