@@ -815,8 +815,12 @@ def _epochless_top(
 ) -> History:
     """A fetch that names no epoch (before 0.11) still shows where the
     follower's newest data comes from: in the first epoch there is no other;
-    and a follower whose fetch offset grew, in this epoch, from this leader,
-    past the epoch's start offset holds records the leader wrote in it."""
+    and a follower whose fetch offset grew, in this epoch, from this leader
+    holds that leader's records up to it, the epoch's lineage, which the
+    epoch's mark judges (``properties._removed_committed``: data the
+    replica got in the epoch in force). The epoch's start need not be known
+    (0.10 prints it nowhere): whoever wrote them, the records it got are the
+    leader's."""
     view = history.epoch(in_epoch)
     if fetch.last_fetched_epoch is not None or view is None or view.leader != leader:
         return history
@@ -826,8 +830,6 @@ def _epochless_top(
         previous is not None
         and previous.in_epoch == view.leader_epoch
         and fetch.fetch_offset > previous.fetch_offset
-        and view.start_offset.hi is not None
-        and fetch.fetch_offset > view.start_offset.hi
     )
     if not (first and fetch.fetch_offset > 0) and not grew:
         return history

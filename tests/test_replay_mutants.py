@@ -1377,6 +1377,48 @@ def test_a_local_truncation_against_a_derived_mark_says_it_rests_on_it() -> None
     assert all(source in f.evidence for source in derived_from)
 
 
+def _zk_hw_follower_grows_under_a_second_epoch(s: Story) -> None:
+    """zk-hw (0.10: no line names an epoch or its start): leader 1 of epoch
+    0 commits 50 (its ISR followers' least fetch offset); 2 takes epoch 1
+    cleanly, its start in no line, and both followers fetch from it, 3 from
+    60 up to 120 (epoch 1's derived mark, 120); 3 crashes and the controller
+    bumps the epoch without it (epoch 2, leader 2 again)."""
+    zk = "controller/controller.log"
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 1, 0, (1, 2, 3), 0))
+    s.tick(3)
+    zk_fetch(s, 1, 2, 50)
+    zk_fetch(s, 1, 3, 50)
+    s.tick(5)
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 2, 1, (2, 3, 1), 1))
+    s.tick(3)
+    for offset in (60, 120):
+        zk_fetch(s, 2, 3, offset)
+        zk_fetch(s, 2, 1, offset)
+        s.tick(1)
+    s.tick(5)
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 2, 2, (2, 1), 2))
+
+
+def test_a_zk_hw_followers_data_is_dated_by_the_epoch_it_fetched_it_in() -> None:
+    """3 comes back with log end 120 and truncates to its checkpointed HW,
+    90: what it cut, [90, 120), it had fetched from epoch 1's leader, so
+    epoch 1's mark judges it (not epoch 0's, 50, which the first epoch's
+    fetches dated it to). Epoch 2's start is in no line: whether leader 2
+    still holds the range is not decided."""
+    s = Story()
+    _zk_hw_follower_grows_under_a_second_epoch(s)
+    s.tick(3)
+    s._add(LogLoaded(s._origin("broker-3/server.log", 3, False), 3, 120))
+    s._add(LogTruncated(s._origin("broker-3/server.log", 3, False), 3, 90))
+
+    [f] = replay_partition(s.events, ZK_HW).findings
+
+    assert finding_row(f) == (FindingKind.TRUNCATION_BELOW_HWM, 4, 2, 3, 90, 120, None)
+    assert (f.qualifier, f.confidence, f.derived_mark) == (  # type: ignore[attr-defined]
+        Scope.UNKNOWN, Confidence.PROBABLE, True,
+    )  # fmt: skip
+
+
 def test_one_truncation_told_by_the_follower_and_by_the_leaders_log_is_one_finding() -> None:
     """Follower 3's own line says it truncated to 200 (the committed mark is
     300); leader 1's clock runs ahead, so its log shows 3's last fetch at 300
