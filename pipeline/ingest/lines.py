@@ -58,9 +58,15 @@ _CLUSTER_DIR = r"^.*/cluster=([^/]+)/"
 
 
 def cluster(source_file: Column, default: str) -> Column:
-    """The cluster a file belongs to: its ``cluster=NAME/`` folder, else ``default``."""
+    """The cluster a file belongs to: its ``cluster=NAME/`` folder, else ``default``.
+    Evaluated on every row: a path without the folder's mark is decided by a
+    substring test, the regex left to those with it."""
     from_path = F.regexp_extract(source_file, _CLUSTER_DIR, 1)
-    return F.when(from_path != "", from_path).otherwise(F.lit(default))
+    return (
+        F.when(F.instr(source_file, "/cluster=") == 0, F.lit(default))
+        .when(from_path != "", from_path)
+        .otherwise(F.lit(default))
+    )
 
 
 def cluster_of(path: str, default: str) -> str:
