@@ -258,8 +258,12 @@ def test_the_replay_of_folded_partitions_decides_what_the_replay_of_every_row_do
     # them; when that fetch lies inside a folded run, the run's next kept
     # fetch, which shows the same offset reached, is cited instead.
     assert cited_elsewhere == [
+        ("c5 topic-0-0", "truncation_below_hwm", 4731, 4807),
+        ("c5 topic-0-1", "truncation_below_hwm", 4549, 4632),
         ("c5 topic-0-2", "truncation_below_hwm", 4530, 4605),
+        ("c5 topic-1-0", "truncation_below_hwm", 4516, 4615),
         ("c5 topic-1-1", "truncation_below_hwm", 4536, 4609),
+        ("c5 topic-1-2", "truncation_below_hwm", 4582, 4643),
     ]
 
 
