@@ -827,9 +827,7 @@ def replay_partitions(
         # ``groupBy().applyInArrow`` did the same grouping at about 4.5 ms a
         # group (an Arrow stream of its own each way): 4.5 s of every run of
         # 1000 partitions, whatever their size (docs/performance.md).
-        return (
-            streams.repartition(*KEYS).sortWithinPartitions(*KEYS).mapInArrow(run, BRIDGE_SCHEMA)
-        )
+        return streams.repartition(*KEYS).sortWithinPartitions(*KEYS).mapInArrow(run, BRIDGE_SCHEMA)
 
     def run_from(table: pa.Table, saved: pa.Table) -> pa.Table:
         return replay_table(table, settings, arrow_schema, saved, keep_state=True, shared=shared)
