@@ -248,3 +248,37 @@ def test_line_numbers_exact_across_splits(
     spark.conf.set("spark.sql.files.maxPartitionBytes", "128MB")
     with pytest.raises(Exception, match="changed between ingest"):
         r.lines.agg(F.max("line_no")).collect()
+
+
+def test_small_and_large_files_pass_in_two_jobs_and_are_numbered_alike(
+    spark: Any, tmp_path: Path, small_splits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The small files' rows pass in a job of their own, interpreted, before
+    the large files' scan (plan._pass): every line of both is numbered and
+    read once, and the session's codegen settings are as they were."""
+    from pipeline.ingest import ingest, sniff
+
+    monkeypatch.setattr(sniff, "SMALL_FILE_BYTES", 4096)
+    lines = [fetch_line("2024-05-01 10:00:00,000", 2, 1000 + n) for n in range(120)]
+    (tmp_path / "broker-1").mkdir()
+    (tmp_path / "broker-2").mkdir()
+    big = tmp_path / "broker-1" / "kafka-request.log"
+    big.write_text("\n".join(lines) + "\n")
+    small = tmp_path / "broker-2" / "kafka-request.log"
+    small.write_text(lines[7] + "\nnot a request line\n")
+    assert big.stat().st_size > 4096 >= small.stat().st_size
+    settings = {k: spark.conf.get(k, None) for k in
+                ("spark.sql.codegen.wholeStage", "spark.sql.codegen.factoryMode")}  # fmt: skip
+
+    r = ingest(spark, [str(tmp_path)])
+
+    events = r.events.select("source_file", "line_no", "fetch_offset", "observer").collect()
+    assert sorted((Path(e.source_file).parent.name, e.line_no, e.fetch_offset, e.observer)
+                  for e in events) == sorted(
+        [("broker-1", n + 1, 1000 + n, 1) for n in range(120)] + [("broker-2", 1, 1007, 2)]
+    )  # fmt: skip
+    stats = {Path(f.path).parent.name: f for f in r.file_stats.collect()}
+    assert (stats["broker-1"].lines_read, stats["broker-1"].lines_parsed) == (120, 120)
+    assert (stats["broker-2"].lines_read, stats["broker-2"].lines_parsed) == (2, 1)
+    assert len(r.cached) == 2
+    assert settings == {k: spark.conf.get(k, None) for k in settings}

@@ -191,10 +191,10 @@ def ingest(
     sniffed = sniff.sniff(spark, text_files)
     table = _LineTable(spark, sniffed, bundles, broker_id)
 
-    passed, counted = _pass(spark, _outcomes(table))
+    small, large = _outcomes(table)
+    passed, counted, cached = _pass(spark, small, large)
     blocks = table.blocks(counted, passed)
     outcomes = _numbered(passed, blocks)
-    cached = [passed]
     reflowed = _reflow(outcomes, table, blocks)
     if reflowed is not None:
         outcomes = outcomes.filter(~F.col("open_start")).unionByName(reflowed.rows)
@@ -292,20 +292,10 @@ class _LineTable:
             self.small.filter(F.col("kind") == kind).drop("kind"), self.broker_id
         )
 
-    def of(self, kind: str) -> DataFrame | None:
-        """The lines of one family: its small files' rows and its own scan."""
-        parts: list[DataFrame] = []
-        if any(s.kind == kind for s in self.small_files):
-            parts.append(self.small_of(kind))
-        if kind in self.large:
-            scanned = lines_.scan(self.spark, self.large[kind], self.bundles)
-            parts.append(lines_.with_observer(scanned, self.broker_id))
-        if not parts:
-            return None
-        out = parts[0]
-        for p in parts[1:]:
-            out = out.unionByName(p)
-        return out
+    def scanned(self, kind: str) -> DataFrame:
+        """The lines of one family's large files: one text scan."""
+        scanned = lines_.scan(self.spark, self.large[kind], self.bundles)
+        return lines_.with_observer(scanned, self.broker_id)
 
     def unread(self) -> DataFrame | None:
         """Large files no reader reads (unrecognised): scanned for their
@@ -468,17 +458,21 @@ _LINE_COLUMNS = (
 )
 
 
-def _outcomes(table: _LineTable) -> DataFrame:
+def _outcomes(table: _LineTable) -> tuple[DataFrame | None, DataFrame | None]:
     """The outcome rows of every family present, plus one marker row per
-    large block (kind and reason null), each with the ``task`` that read it."""
-    families = []
+    large block (kind and reason null), each with the ``task`` that read it:
+    those of the small files (driver rows) and those of the large ones
+    (scans), apart, so that each runs in a job of its own (``_pass``)."""
+    small: list[DataFrame] = []
+    large: list[DataFrame] = []
     for kind in table.kinds():
-        lines = table.of(kind)
-        if lines is not None:
-            families.append(_family(kind, lines))
+        if any(s.kind == kind for s in table.small_files):
+            small.append(_family(kind, table.small_of(kind)))
+        if kind in table.large:
+            large.append(_family(kind, table.scanned(kind)))
     unread = table.unread()
     if unread is not None:
-        families.append(
+        large.append(
             unread.select(
                 *_LINE_COLUMNS[:5],
                 F.lit(None).cast("timestamp").alias("line_time"),
@@ -488,8 +482,12 @@ def _outcomes(table: _LineTable) -> DataFrame:
                 *[F.lit(None).cast(f.dataType).alias(f.name) for f in OUTCOME_ROW.fields],
             )
         )
+    return _with_task(small), _with_task(large)
+
+
+def _with_task(families: list[DataFrame]) -> DataFrame | None:
     if not families:
-        return local_frame(table.spark, [], _EMPTY_OUTCOMES)
+        return None
     union = families[0]
     for f in families[1:]:
         union = union.unionByName(f)
@@ -515,21 +513,59 @@ _EMPTY_OUTCOMES = StructType(
 )
 
 
-def _pass(spark: SparkSession, outcomes: DataFrame) -> tuple[DataFrame, dict[int, int]]:
+#: the settings of an interpreted evaluation (``session.codegen_settings``)
+_INTERPRETED = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+
+
+def _pass(
+    spark: SparkSession, small: DataFrame | None, large: DataFrame | None
+) -> tuple[DataFrame, dict[int, int], list[DataFrame]]:
     """Run the pass once (``session.materialise``) and read, per Spark
-    partition of it, how many lines its task read (Spark's input metric
-    ``recordsRead``: one per line a text scan returns)."""
-    sc = spark.sparkContext
-    group = f"epochtrail-ingest-{uuid.uuid4().hex}"
-    sc.setJobGroup(group, "epochtrail ingest: the pass over the bytes")
-    try:
-        done = materialise(outcomes)
-    finally:
-        # None unsets a local property (setLocalProperty's own docstring says
-        # so); pyspark's annotation says ``value: str``, which is wrong.
-        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
-        sc.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
-    return done, _records_read(spark, group)
+    partition of the large files' part, how many lines its task read
+    (Spark's input metric ``recordsRead``: one per line a text scan
+    returns). Returns the outcome rows, those counts, and the frames to
+    release.
+
+    The small files' part (driver rows: a few server.logs, a metadata dump)
+    runs first, as a job of its own, always interpreted: compiled, its
+    readers' generated code (the broker-log and metadata readers are the
+    largest) cost more to compile than to run, about 6 s of the pass at
+    256 MB of request logs with six small server.logs and a dump beside them
+    (docs/performance.md). Small inputs are interpreted anyway; the large
+    files' part keeps the session's settings."""
+    done: list[DataFrame] = []
+    counted: dict[int, int] = {}
+    if small is not None:
+        saved = {k: spark.conf.get(k, None) for k in _INTERPRETED}
+        for k, value in _INTERPRETED.items():
+            spark.conf.set(k, value)
+        try:
+            done.append(materialise(small))
+        finally:
+            for k, was in saved.items():
+                if was is None:
+                    spark.conf.unset(k)
+                else:
+                    spark.conf.set(k, was)
+    if large is not None:
+        sc = spark.sparkContext
+        group = f"epochtrail-ingest-{uuid.uuid4().hex}"
+        sc.setJobGroup(group, "epochtrail ingest: the pass over the bytes")
+        try:
+            done.append(materialise(large))
+        finally:
+            # None unsets a local property (setLocalProperty's own docstring
+            # says so); pyspark's annotation says ``value: str``, which is wrong.
+            sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+            sc.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
+        counted = _records_read(spark, group)
+    if not done:
+        return local_frame(spark, [], _EMPTY_OUTCOMES), counted, []
+    passed = done[0] if len(done) == 1 else done[0].unionByName(done[1])
+    return passed, counted, done
 
 
 def _records_read(spark: SparkSession, group: str) -> dict[int, int]:
