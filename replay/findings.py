@@ -248,6 +248,9 @@ class CommittedDataLoss(Finding):
     they were written in, on the leader from ``leader_epoch`` on."""
 
     leader: int | None = None
+    #: more acks=all answers in the range were acknowledged than
+    #: ``acked_produces`` holds (the oldest are not kept: ``EpochView.acked``)
+    acked_at_least: bool = False
 
     KIND = FindingKind.COMMITTED_DATA_LOSS
     VIOLATES = (
@@ -260,8 +263,8 @@ class CommittedDataLoss(Finding):
         if self.acked_produces:
             n = len(self.acked_produces)
             acked = (
-                f"; {n} acks=all produce request{'s' if n != 1 else ''} acknowledged in that "
-                "range were swallowed"
+                f"; {'at least ' if self.acked_at_least else ''}{n} acks=all produce "
+                f"request{'s' if n != 1 else ''} acknowledged in that range were swallowed"
             )
         return (
             f"Committed offsets {_range(self.offset_start, self.offset_end)} of "

@@ -478,6 +478,11 @@ def committed_data_losses(
             for a in earlier.acked
             if floor <= a.base_offset < hwm
         )
+        acked_at_least = any(
+            earlier.acked_dropped_hi is not None and earlier.acked_dropped_hi >= floor
+            for earlier in history.epochs
+            if earlier.leader_epoch < view.leader_epoch
+        )
         cause = causes.get(view.leader_epoch)
         found.append(
             CommittedDataLoss(
@@ -501,6 +506,7 @@ def committed_data_losses(
                 detected_at=view.began_at,
                 caused_by=((cause,) if cause else ()) + tuple(t.anomaly_id for t in linked),
                 acked_produces=acked,
+                acked_at_least=acked_at_least,
                 leader=view.leader,
                 derived_mark=mark.derived,
             )

@@ -241,6 +241,9 @@ class EpochView:
     #: acknowledged acks=all produce requests in this epoch, the latest
     #: ACKED_KEPT of them: the ones a loss at the epoch's end swallows
     acked: tuple[AckedProduce, ...] = ()
+    #: the highest base offset of the acknowledged ones no longer kept in
+    #: ``acked``: a loss reaching below it swallowed more than ``acked`` says
+    acked_dropped_hi: int | None = None
     #: the latest HWM_STEPS_KEPT rises of ``committed``, with their clocks
     hwm_steps: tuple[HwmStep, ...] = ()
     #: when its leader first acknowledged a write in it (its clock)

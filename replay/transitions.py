@@ -1179,9 +1179,12 @@ def _produce_ack(history: History, ack: ProduceAck) -> History:
             acked = view.acked + (
                 AckedProduce(leader, epoch, ack.client_id, ack.base_offset, source),
             )
+            dropped_hi = view.acked_dropped_hi
             if len(acked) > 2 * ACKED_KEPT:  # trimmed in halves: appends stay cheap
+                dropped = max(a.base_offset for a in acked[:-ACKED_KEPT])
+                dropped_hi = dropped if dropped_hi is None else max(dropped_hi, dropped)
                 acked = acked[-ACKED_KEPT:]
-            history = history.with_epoch(replace(view, acked=acked))
+            history = history.with_epoch(replace(view, acked=acked, acked_dropped_hi=dropped_hi))
     return history
 
 

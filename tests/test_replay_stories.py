@@ -699,3 +699,46 @@ def test_a_replica_truncating_under_the_partitions_only_leader_truncates_locally
             for f in result.findings
             if f.kind.value == "truncation_below_hwm"
         ] == [("truncation_below_hwm", 1, 3, Scope.UNKNOWN)]
+
+
+def _many_acks_story(acks: int) -> Story:
+    """The unclean story with the HWM at 1000 and ``acks`` acks=all answers
+    (offsets 300 on, one record each) before the loss of [120, 1000)."""
+    s = Story()
+    s.create((1, 2, 3), leader=1)
+    s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+    s.fetch(1, 3, 100, epoch=0, last_fetched=0, hwm=100)
+    s.change(isr=(1,))
+    s.fetch(1, 2, 120, epoch=0, last_fetched=0, hwm=1000)
+    for i in range(acks):
+        s.produce(1, 300 + i, acks=-1, client="billing")
+    s.tick(10)
+    s.fence(1)
+    s.change(leader=NO_LEADER)
+    s.change(leader=2, isr=(2,), recovery=RECOVERING)
+    s.tick()
+    s.fetch(2, 3, 100, epoch=2, last_fetched=0, hwm=120)
+    s.tick(10)
+    s.fetch(2, 1, 1000, epoch=2, last_fetched=0, hwm=121, diverging=(0, 120))
+    s.fetch(2, 1, 120, epoch=2, last_fetched=0, hwm=121)
+    return s
+
+
+def test_a_loss_counts_the_acks_it_swallowed_and_says_when_more_were_not_kept() -> None:
+    """A loss states how many acknowledged acks=all requests it swallowed.
+    An epoch keeps its latest ACKED_KEPT to 2 * ACKED_KEPT of them: with
+    600, the 343 kept are all in the range and the oldest dropped are too,
+    so the count is a lower bound and says so; with 100, all are kept."""
+    from replay.state import ACKED_KEPT
+
+    counts = {}
+    for acks in (100, 600):
+        [loss] = by_kind(replay_partition(_many_acks_story(acks).events, ALL_LOGS),
+                         FindingKind.COMMITTED_DATA_LOSS)  # fmt: skip
+        assert isinstance(loss, CommittedDataLoss)
+        assert (loss.offset_start, loss.offset_end) == (120, 1000)
+        counts[acks] = (len(loss.acked_produces), loss.acked_at_least)
+        assert ("at least" in loss.explain()) == loss.acked_at_least
+    kept_of_600 = 600 - (2 * ACKED_KEPT + 1) + ACKED_KEPT
+    assert counts == {100: (100, False), 600: (kept_of_600, True)}
+    assert kept_of_600 == 343
