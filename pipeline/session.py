@@ -118,14 +118,35 @@ def interpreted(input_size: int | None) -> bool:
     return small_input(input_size)
 
 
+#: the settings of an interpreted evaluation: whole-stage code generation
+#: off, no generated projections
+INTERPRETED_SETTINGS = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+
+
 def codegen_settings(input_size: int | None) -> dict[str, str]:
     """The Spark settings :func:`interpreted` chooses for ``input_size``."""
-    if not interpreted(input_size):
-        return {}
-    return {
-        "spark.sql.codegen.wholeStage": "false",
-        "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-    }
+    return dict(INTERPRETED_SETTINGS) if interpreted(input_size) else {}
+
+
+@contextlib.contextmanager
+def evaluated_interpreted(spark: SparkSession) -> Iterator[None]:
+    """Queries run inside are evaluated interpreted
+    (:data:`INTERPRETED_SETTINGS`), whatever the session's settings, which
+    are restored after."""
+    saved = {k: spark.conf.get(k, None) for k in INTERPRETED_SETTINGS}
+    for key, value in INTERPRETED_SETTINGS.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, was in saved.items():
+            if was is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, was)
 
 
 def end_spark_early(input_size: int | None) -> bool:

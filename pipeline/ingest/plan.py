@@ -58,7 +58,7 @@ from pipeline.ingest import (
 from pipeline.ingest import bundle as bundle_
 from pipeline.ingest import lines as lines_
 from pipeline.ingest.outcome import EVENT_FIELDS, OUTCOME_ROW, SEQ_STRIDE, quarantined, too_long
-from pipeline.session import local_frame, materialise, release
+from pipeline.session import evaluated_interpreted, local_frame, materialise, release
 from schemas.tables import FILE_STATS, PARTITION_EVENTS, QUARANTINE, RAW_LINES
 
 __all__ = ["IngestResult", "ingest"]
@@ -513,13 +513,6 @@ _EMPTY_OUTCOMES = StructType(
 )
 
 
-#: the settings of an interpreted evaluation (``session.codegen_settings``)
-_INTERPRETED = {
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-}
-
-
 def _pass(
     spark: SparkSession, small: DataFrame | None, large: DataFrame | None
 ) -> tuple[DataFrame, dict[int, int], list[DataFrame]]:
@@ -539,17 +532,8 @@ def _pass(
     done: list[DataFrame] = []
     counted: dict[int, int] = {}
     if small is not None:
-        saved = {k: spark.conf.get(k, None) for k in _INTERPRETED}
-        for k, value in _INTERPRETED.items():
-            spark.conf.set(k, value)
-        try:
+        with evaluated_interpreted(spark):
             done.append(materialise(small))
-        finally:
-            for k, was in saved.items():
-                if was is None:
-                    spark.conf.unset(k)
-                else:
-                    spark.conf.set(k, was)
     if large is not None:
         sc = spark.sparkContext
         group = f"epochtrail-ingest-{uuid.uuid4().hex}"
