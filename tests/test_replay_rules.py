@@ -165,11 +165,17 @@ def lagging_follower_story() -> Story:
     return s
 
 
-def test_an_isr_expanded_with_a_replica_below_the_hwm_is_a_violation() -> None:
+def joined_after_fetch_at(offset: int) -> Story:
+    """The lagging follower fetches at ``offset`` and joins the ISR 0.5 s later."""
     s = lagging_follower_story()
-    s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)
+    s.fetch(1, 2, offset, epoch=0, last_fetched=0, hwm=20)
     s.tick(0.5)
-    s.change(isr=(1, 2))  # 0.5 s after a fetch at 5, far below 20
+    s.change(isr=(1, 2))
+    return s
+
+
+def test_an_isr_expanded_with_a_replica_below_the_hwm_is_a_violation() -> None:
+    s = joined_after_fetch_at(5)  # far below 20
     s.tick(3)
     s.fetch(1, 2, 12, epoch=0, last_fetched=0, hwm=20)
 
@@ -226,10 +232,7 @@ def test_an_expansion_with_no_later_fetch_of_the_replica_is_unknown() -> None:
     logged nothing of it after: the fetch that let it join is answered (so
     logged) only after the expansion, and may be missing (the leader stopped
     first). Nothing decides that it joined below the HWM."""
-    s = lagging_follower_story()
-    s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)
-    s.tick(0.5)
-    s.change(isr=(1, 2))
+    s = joined_after_fetch_at(5)
 
     result = replay_partition(s.events, CTX)
 
@@ -241,10 +244,7 @@ def test_an_expansion_with_no_later_fetch_of_the_replica_is_unknown() -> None:
 
 
 def test_an_expansion_with_a_catching_up_fetch_within_the_skew_is_unknown() -> None:
-    s = lagging_follower_story()
-    s.fetch(1, 2, 5, epoch=0, last_fetched=0, hwm=20)
-    s.tick(0.5)
-    s.change(isr=(1, 2))
+    s = joined_after_fetch_at(5)
     s.tick(0.5)
     s.fetch(1, 2, 20, epoch=0, last_fetched=0, hwm=20)  # may have come first
 
@@ -290,10 +290,7 @@ def test_an_expansion_the_leader_tells_is_judged_on_its_own_clock() -> None:
 
 
 def test_an_expansion_of_a_caught_up_replica_is_no_finding() -> None:
-    s = lagging_follower_story()
-    s.fetch(1, 2, 20, epoch=0, last_fetched=0, hwm=20)
-    s.tick(0.5)
-    s.change(isr=(1, 2))
+    s = joined_after_fetch_at(20)
 
     result = replay_partition(s.events, CTX)
 
