@@ -230,6 +230,8 @@ def get_spark(
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     # Spark's start-up chatter (hostname, native-hadoop) is noise in a CLI.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pipeline import classarchive
+
     log_config = Path(__file__).with_name("log4j2.properties")
     extra = os.environ.get("EPOCHTRAIL_JAVA_OPTS", "").split()
     builder = (
@@ -243,6 +245,8 @@ def get_spark(
                 [f"-Dlog4j.configurationFile=file:{log_config}"]
                 + jit_options(input_size)
                 + gc_options(extra)
+                # Spark's classes parsed and verified once, at set-up
+                + classarchive.jvm_options()
                 + extra
             ),
         )
@@ -313,7 +317,7 @@ def spark_running() -> bool:
     return SparkContext._active_spark_context is not None
 
 
-def end_spark(spark: SparkSession) -> None:
+def end_spark(spark: SparkSession, timeout_s: float = 30.0) -> None:
     """Stop ``spark`` and end the JVM this process started for it.
 
     ``SparkSession.stop`` stops the context but leaves the gateway JVM
@@ -340,7 +344,7 @@ def end_spark(spark: SparkSession) -> None:
     if proc.stdin is not None:
         proc.stdin.close()
     try:
-        proc.wait(timeout=30)
+        proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
