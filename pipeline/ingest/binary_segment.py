@@ -49,7 +49,6 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
     BooleanType,
@@ -61,6 +60,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from pipeline import sqltext as F
 from pipeline.ingest import bundle as bundle_
 from pipeline.ingest import kafka_binary
 from pipeline.ingest import lines as lines_

@@ -136,9 +136,9 @@ from __future__ import annotations
 import re
 
 from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType
 
+from pipeline import sqltext as F
 from pipeline.ingest import request_log
 from pipeline.ingest.outcome import (
     EVENT_FIELDS,

@@ -47,8 +47,8 @@ from __future__ import annotations
 import re
 
 from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
 
+from pipeline import sqltext as F
 from pipeline.ingest.outcome import (
     QUARANTINE_TEXT_LIMIT,
     event,

@@ -33,8 +33,8 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
 
+from pipeline import sqltext as F
 from pipeline.ingest import bundle as bundle_
 from pipeline.ingest.outcome import long_substr
 

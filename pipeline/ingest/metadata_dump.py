@@ -32,8 +32,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pyspark.sql import Column, DataFrame, Window
-from pyspark.sql import functions as F
 
+from pipeline import sqltext as F
 from pipeline.ingest.outcome import event, long_substr, unreadable_reason
 
 KIND = "metadata_dump"

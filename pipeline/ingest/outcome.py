@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 
 from pyspark.sql import Column
-from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
     BooleanType,
@@ -29,6 +28,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from pipeline import sqltext as F
 from schemas.tables import PARTITION_EVENTS
 
 #: DESIGN.md "Hostile input": a line longer than this is quarantined unparsed.

@@ -32,7 +32,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.types import (
     BooleanType,
     DataType,
@@ -44,6 +43,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from pipeline import sqltext as F
 from pipeline.ingest import binary_segment as binary_
 from pipeline.ingest import (
     broker_log,

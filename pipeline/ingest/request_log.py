@@ -133,8 +133,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
 
+from pipeline import sqltext as F
 from pipeline.ingest.outcome import (
     between,
     event,

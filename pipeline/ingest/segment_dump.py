@@ -28,8 +28,8 @@ Columns are prefixed ``sd_`` and are null for lines of other file kinds.
 from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame, Window
-from pyspark.sql import functions as F
 
+from pipeline import sqltext as F
 from pipeline.ingest.outcome import event, unreadable_reason
 
 KIND = "segment_dump"

@@ -54,9 +54,9 @@ from __future__ import annotations
 import re
 
 from pyspark.sql import Column, DataFrame, Window
-from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType
 
+from pipeline import sqltext as F
 from pipeline.ingest.outcome import event, or_empty, unreadable_reason
 
 KIND = "point_in_time_view"

@@ -62,8 +62,8 @@ from __future__ import annotations
 import re
 
 from pyspark.sql import Column, DataFrame, Window
-from pyspark.sql import functions as F
 
+from pipeline import sqltext as F
 from pipeline.ingest.outcome import event, unreadable_reason
 
 KIND = "znode_dump"
