@@ -272,6 +272,15 @@ def get_spark(
         # several py4j round trips (Spark 4): most of the cost of building the
         # readers' plans, for error messages no user of the CLI sees.
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
+        # The readers' columns reach the JVM as SQL text (pipeline/sqltext.py)
+        # and ANTLR keeps the DFA of every parse for the JVM's life. At 1 GiB
+        # of input it reached 32,000 states (3.2 million ATN configurations,
+        # some 190 MiB of the 768 MiB heap) and the replay, short of heap,
+        # took 56 s against 34. Spark then manages the cache: it drops it
+        # once its estimate passes 5% of the heap (the same run: 650 states
+        # left, replay 34 s; the demo's 560 never reach it).
+        .config("spark.sql.parser.manageParserCaches", "true")
+        .config("spark.sql.parser.parserDfaCacheFlushRatio", "5")
         .config("spark.python.worker.reuse", str(reuse_python_workers(input_size)).lower())
         # What the driver keeps of finished work: Spark's status store holds
         # every SQL execution's plan description (the ingest pass's is

@@ -38,8 +38,15 @@ from pyspark.sql.classic.column import Column as ClassicColumn
 from pyspark.sql.column import Column
 from pyspark.sql.types import (
     ArrayType,
+    BooleanType,
+    ByteType,
     DataType,
+    DoubleType,
+    IntegerType,
+    LongType,
     MapType,
+    ShortType,
+    StringType,
     StructType,
 )
 
@@ -117,6 +124,18 @@ def type_expressible(data_type: DataType | str) -> bool:
             and type_expressible(data_type.valueType)
         )
     return True
+
+
+#: a never-null value of each atomic type, as SQL
+_ZEROS: dict[type, str] = {
+    IntegerType: "0",
+    LongType: "0L",
+    ShortType: "0S",
+    ByteType: "0Y",
+    StringType: "''",
+    BooleanType: "false",
+    DoubleType: "0D",
+}
 
 
 def _literal_sql(value: Any) -> str:
@@ -415,15 +434,12 @@ class Sql(ClassicColumn):
         return self.alias(*alias, **kwargs)
 
     def cast(self, dataType: DataType | str) -> Column:  # noqa: N803
-        if (
-            self._text == "NULL"
-            and isinstance(dataType, ArrayType)
-            and not dataType.containsNull
-            and type_expressible(dataType.elementType)
-        ):
-            # a null array of never-null elements: array_compact's type
-            element = type_sql(dataType.elementType)
-            return Sql(f"array_compact(CAST(NULL AS array<{element}>))")
+        if self._text == "NULL" and isinstance(dataType, ArrayType) and not dataType.containsNull:
+            element = _ZEROS.get(type(dataType.elementType))
+            if element is not None:
+                # a null array of never-null elements, as a constant: the
+                # branch not taken gives the type (array(0) holds no null)
+                return Sql(f"if(false, array({element}), NULL)")
         if not type_expressible(dataType):
             return ClassicColumn.cast(_real(self), dataType)
         return Sql(f"CAST({self._text} AS {type_sql(dataType)})")
