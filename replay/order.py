@@ -98,8 +98,11 @@ _LOG_LINE_TYPES = frozenset(
 CONTROLLER = "controller"
 #: events a leader's request log shows it doing as the partition's leader
 LEADER_ACTS = (ProduceAck, FetchAnswer, FollowerFetch, EpochAnswer)
-#: places tried per event; beyond it the verdict says not every order was tried
-MAX_JUMP = 64
+#: places tried per event; beyond it the verdict says not every order was tried.
+#: The fold budget bounds what the places cost (a move past events it commutes
+#: with costs two folds per place); at 64 a failover's record within 2 s of 65
+#: leader lines already left a legal history unknown.
+MAX_JUMP = 1024
 #: extra folds allowed per event for the alternative orders, all together
 FOLD_BUDGET = 16
 #: events an alternative order is followed after it rejoined the given one
