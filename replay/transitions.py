@@ -820,11 +820,20 @@ def _epochless_top(
     epoch's mark judges (``properties._removed_committed``: data the
     replica got in the epoch in force). The epoch's start need not be known
     (0.10 prints it nowhere): whoever wrote them, the records it got are the
-    leader's."""
+    leader's.
+
+    The first epoch's leader, too: a fetch from above offset 0 in the first
+    epoch shows that it holds records, and in the first epoch there is no
+    other to have written them. (Its produce requests show no answer before
+    0.11, so nothing else dates its own records.)"""
     view = history.epoch(in_epoch)
     if fetch.last_fetched_epoch is not None or view is None or view.leader != leader:
         return history
     first = view.election == ElectionKind.INITIAL and history.epochs[0] is view
+    if first and fetch.fetch_offset > 0 and leader is not None:
+        own = history.replica(leader)
+        if own.top_epoch is None:
+            history = history.with_replica(leader, replace(own, top_epoch=view.leader_epoch))
     previous = history.session(leader, fetch.replica)
     grew = (
         previous is not None

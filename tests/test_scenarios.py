@@ -341,20 +341,10 @@ def fleet_report(result: dict[str, Comparison], sample: str) -> str:
 #: (fixed, or a new one) fails the test; in a named scenario an excused
 #: comparison is one.
 #:
-#: seed000-hw-truncation (zk-hw, 0.10.1): broker 2, leader of epoch 0, truncates
-#: its record [10, 11) when broker 1 leads epoch 1 from offset 10. The truth
-#: says global, 1 record lost: the record was written in epoch 0 (broker 2 led
-#: no other epoch and fetched nothing in epoch 1 before truncating), so epoch
-#: 1's start offset 10 rewrote it. The replay says qualifier unknown, records
-#: lost null (0.10.1 writes no epoch into the data), although the same run
-#: states epoch 1's start offset 10 in the loss [10, 11) it reports. The
-#: evidence decides it: the replay's to fix (replay/properties.py).
-KNOWN_DISAGREEMENTS: dict[str, list[str]] = {
-    "seed000-hw-truncation": [
-        f"excused ({QUALIFIER_UNKNOWN}): "
-        "('truncation_below_hwm', 'seed', 0, 1, 2, 10, 11, None, 'unknown', None)"
-    ],
-}
+#: (seed000-hw-truncation's epoch-1 truncation of broker 2, the first
+#: epoch's leader, was one until the replay dated a first epoch's leader's
+#: records by that epoch: now global, 1 record lost, as its truth.)
+KNOWN_DISAGREEMENTS: dict[str, list[str]] = {}
 
 
 #: The slow sweep's (``evidence_sweep(200, 0)``) disagreements, measured
