@@ -30,7 +30,7 @@ _ENUMS: dict[str, type[Enum]] = {
 }
 
 #: bump when History's shape changes; an old state is then refused, not misread
-VERSION = 5
+VERSION = 6
 
 
 class StateError(ValueError):

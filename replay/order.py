@@ -53,6 +53,7 @@ from replay.types import (
     BecomeFollower,
     BecomeLeader,
     BrokerConfig,
+    BrokerFencing,
     BrokerRegistration,
     BrokerRestart,
     ClientHwm,
@@ -468,8 +469,13 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
     placed.sort(key=_first)
     ordered = [e for _, e, _ in placed]
     placements = [p for _, _, p in placed]
-    # one cause per event: the first concerns client showings, the second fetches
-    causes = _learned_from(ordered, placements, max_clock_skew_s) | _fetched_after_drop(ordered)
+    # one cause per event: the first concerns client showings, the second
+    # fetches, the third unfences
+    causes = (
+        _learned_from(ordered, placements, max_clock_skew_s)
+        | _fetched_after_drop(ordered)
+        | _unfenced_after_load(ordered)
+    )
     for index, cause in causes.items():
         placements[index] = placements[index]._replace(after=cause)
     return Ordered(tuple(ordered), clock_placed, duplicates, tuple(placements))
@@ -565,6 +571,32 @@ def _settled(placement: Placement, clock: object, horizon: float) -> bool:
     begins at ``horizon`` before ``placement``: on that same clock, or
     older than the allowance."""
     return placement.clock == clock or (placement.time is not None and placement.time < horizon)
+
+
+def _unfenced_after_load(events: Sequence[Event]) -> dict[int, int]:
+    """For each unfence of a broker (a BrokerRegistrationChange or Unfence
+    record), that broker's own last startup line (restart, recovery, the log
+    end it loaded) since its previous unfence. A KRaft broker loads its logs
+    before it tells the controller it is ready to be unfenced (its metadata
+    publisher starts the log manager, and the broker asks to be unfenced
+    only once that first publication is done), so its startup lines came
+    before the unfence, whatever the clocks say: Unclean Exclusion is judged
+    at the unfence against the log end those lines show."""
+    out: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for index, event in enumerate(events):
+        kind = type(event)
+        if kind is BrokerFencing:
+            fencing = cast(BrokerFencing, event)
+            if fencing.fenced == -1:
+                line = last.pop(fencing.broker, None)
+                if line is not None:
+                    out[index] = line
+        elif isinstance(event, STARTUP_LINES):
+            broker = event.broker
+            if event.origin.observer == broker:
+                last[broker] = index
+    return out
 
 
 def _fetched_after_drop(events: Sequence[Event]) -> dict[int, int]:

@@ -666,6 +666,11 @@ class History:
     last_seen: tuple[tuple[int, datetime, str, int], ...] = ()
     #: replicas back from an unclean (or unknown) shutdown, not yet caught up
     unclean_restarts: tuple[UncleanRestart, ...] = ()
+    #: brokers registered while in the partition's ELR and not yet unfenced
+    #: nor shown restarting since: (broker, leader epoch then, the record).
+    #: A KRaft broker registers before it loads its logs, so its startup
+    #: lines may come after the registration they belong to.
+    elr_registrations: tuple[tuple[int, int, Source], ...] = ()
     #: losses restarts showed, until the replica's next fetch shows them
     restart_losses: tuple[RestartLoss, ...] = ()
     #: Unclean Exclusion broken: an unclean replica kept or elected

@@ -386,6 +386,7 @@ def _broker_fencing(history: History, record: BrokerFencing) -> History:
     if record.fenced == -1:
         history = _fence_marked(history, record.broker, None)
         history = _kept_when_unfenced(history, record.broker, record.origin)
+        history = _without_elr_registration(history, record.broker)
         return replace(history, fenced=history.fenced - {record.broker})
     return history
 
@@ -820,20 +821,11 @@ def _epochless_top(
     epoch's mark judges (``properties._removed_committed``: data the
     replica got in the epoch in force). The epoch's start need not be known
     (0.10 prints it nowhere): whoever wrote them, the records it got are the
-    leader's.
-
-    The first epoch's leader, too: a fetch from above offset 0 in the first
-    epoch shows that it holds records, and in the first epoch there is no
-    other to have written them. (Its produce requests show no answer before
-    0.11, so nothing else dates its own records.)"""
+    leader's."""
     view = history.epoch(in_epoch)
     if fetch.last_fetched_epoch is not None or view is None or view.leader != leader:
         return history
     first = view.election == ElectionKind.INITIAL and history.epochs[0] is view
-    if first and fetch.fetch_offset > 0 and leader is not None:
-        own = history.replica(leader)
-        if own.top_epoch is None:
-            history = history.with_replica(leader, replace(own, top_epoch=view.leader_epoch))
     previous = history.session(leader, fetch.replica)
     grew = (
         previous is not None
@@ -1290,9 +1282,26 @@ def _follower_hw_epoch(
     E, unless E's own leader already exposed as much, or the follower's
     fetches from E's leader in E (already folded) show its log ending below
     the HW: a HW never exceeds its log end, so the one it carried over was
-    lower, and this one came from E's leader."""
+    lower, and this one came from E's leader.
+
+    So, too, after an election from the ELR whose leader began E below the
+    HW (its start offset at most lower): a leader that lost records in an
+    unclean shutdown and was elected anyway (KIP-966's rule broken) never
+    had it either. (Only there: a clean election's leader held the HW, and
+    an order of lines within the clock skew that puts its start below one
+    is not evidence that it did not.)"""
     view = history.epoch(named)
-    if view is None or view.election not in (ElectionKind.UNCLEAN, ElectionKind.UNCLEAN_RECOVERY):
+    if view is None:
+        return named
+    began_below = (
+        view.election == ElectionKind.ELR
+        and view.start_offset.hi is not None
+        and view.start_offset.hi < hwm
+    )
+    if (
+        view.election not in (ElectionKind.UNCLEAN, ElectionKind.UNCLEAN_RECOVERY)
+        and not began_below
+    ):
         return named
     if view.committed is not None and hwm <= view.committed:
         return named
@@ -1612,19 +1621,45 @@ def _broker_restart(history: History, event: BrokerRestart) -> History:
     unclean one, or one its version does not describe, opens one."""
     history = _leader_restarted(history, event.broker)
     if event.clean is True:
+        history = _without_elr_registration(history, event.broker)
         return _with_unclean_restart(history, event.broker, None)
     restart = UncleanRestart(event.broker, event.clean, event.origin.source, event.origin.time)
-    return _with_unclean_restart(history, event.broker, restart)
+    return _opened(history, restart)
 
 
 def _log_recovered(history: History, event: LogRecovered) -> History:
     """Recovering an unflushed segment: the shutdown was not clean."""
     restart = _unclean_restart(history, event.broker)
     if restart is None:
-        restart = UncleanRestart(event.broker, False, event.origin.source, event.origin.time)
-    elif restart.clean is not False:
+        return _opened(
+            history, UncleanRestart(event.broker, False, event.origin.source, event.origin.time)
+        )
+    if restart.clean is not False:
         restart = replace(restart, clean=False)
     return _with_unclean_restart(history, event.broker, restart)
+
+
+def _opened(history: History, restart: UncleanRestart) -> History:
+    """An unclean (or unknown) restart begins. A KRaft broker registers before
+    it loads its logs (the clean-shutdown file it reads first is what tells
+    the controller, KIP-966), so a registration of this broker still waiting
+    for its unfence is this restart's: if it left the broker in the ELR, the
+    restart was kept there (``_registered_after_restart`` in the other
+    order)."""
+    pending = next((r for r in history.elr_registrations if r[0] == restart.broker), None)
+    if pending is not None:
+        history = _without_elr_registration(history, restart.broker)
+        registration = history.registration
+        if registration is not None and restart.broker in registration.elr:
+            restart = replace(restart, kept=(pending[1], pending[2]))
+    return _with_unclean_restart(history, restart.broker, restart)
+
+
+def _without_elr_registration(history: History, broker: int) -> History:
+    if not any(r[0] == broker for r in history.elr_registrations):
+        return history
+    rest = tuple(r for r in history.elr_registrations if r[0] != broker)
+    return replace(history, elr_registrations=rest)
 
 
 def _loaded(history: History, broker: int, log_end: int, origin: Origin) -> History:
@@ -1688,8 +1723,13 @@ def _registered_after_restart(history: History, broker: int, origin: Origin) -> 
     restart = _unclean_restart(history, broker)
     registration = history.registration
     current = history.current_epoch
-    if restart is None or registration is None or current is None or broker not in registration.elr:
-        return history
+    if registration is None or current is None or broker not in registration.elr:
+        return _without_elr_registration(history, broker)
+    if restart is None:
+        # its startup lines may follow (``_opened``)
+        rest = tuple(r for r in history.elr_registrations if r[0] != broker)
+        entry = (broker, current.leader_epoch, origin.source)
+        return replace(history, elr_registrations=rest + (entry,))
     kept = (current.leader_epoch, origin.source)
     return _with_unclean_restart(history, broker, replace(restart, kept=kept))
 

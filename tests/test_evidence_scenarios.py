@@ -184,13 +184,6 @@ def fleet(spark, tmp_path_factory) -> dict[str, list[str]]:  # type: ignore[no-u
 #: Disagreements not yet resolved, stated exactly (any change fails the test):
 #: the readers are all in; these are the replay's to close.
 KNOWN_DISAGREEMENTS: dict[str, list[str]] = {
-    # The startup lines show broker 3 back from an unclean shutdown and kept
-    # in the ELR in epoch 1 before it caught up; the replay places the
-    # violation on replica 2 in epoch 2 instead.
-    "elr-unclean-exclusion": [
-        "missing ('isr_rule_violation', 'orders', 0, 1, 3, 220, 300, None, None, 'warning')",
-        "extra ('isr_rule_violation', 'orders', 0, 2, 2, 260, 300, None, None, 'warning')",
-    ],
     # Excerpts alone: the replay builds no epoch lineage from controller and
     # broker lines without a metadata log, so it says unknown.
     "kraft-unclean-ticket": [

@@ -595,6 +595,29 @@ def test_an_unclean_replica_kept_in_the_elr_breaks_unclean_exclusion() -> None:
     assert "unclean shutdown" in f.explain()
 
 
+def test_a_registration_before_the_startup_lines_it_belongs_to() -> None:
+    """A KRaft broker registers before it loads its logs (the clean-shutdown
+    file it reads first is what the controller acts on) and is unfenced only
+    once they are loaded. So the registration that kept 3 in the ELR is this
+    restart's, and the log end it loaded is the one judged at the unfence,
+    however the clocks place its lines among those records."""
+    s = leaderless_with_3_in_elr()
+    s.tick(5)
+    register(s, 3, 15)
+    restart(s, 3, False, 220)
+    s.tick(0.5)
+    unfence(s, 3)
+    record(s, leader=3, isr=(3,), elr=(1,))
+
+    result = replay_partition(s.events, ELR)
+
+    rules = of_kind(result, FindingKind.ISR_RULE_VIOLATION)
+    assert [
+        (f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end) for f in rules
+    ] == [(0, 1, 3, 220, 300)]
+    assert [g for g in result.coverage.gaps if "skew allowance" in g] == []
+
+
 def test_the_controller_taking_it_out_of_the_elr_is_no_violation() -> None:
     result = replay_partition(exclusion_story(False, controller_removes=True).events, ELR)
     assert of_kind(result, FindingKind.ISR_RULE_VIOLATION) == []
