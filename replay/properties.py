@@ -247,6 +247,26 @@ def sole_leader(all_marks: dict[int, Mark], mark: Mark) -> bool:
     )
 
 
+def first_epoch_only(all_marks: dict[int, Mark], t: Truncation) -> bool:
+    """Whether the replica that made ``t`` holds the first epoch's records
+    only: it led that epoch (the partition's first, ``initial``), it led no
+    epoch after it up to the one ``t`` happened in (numbered from 0 with none
+    missing, so none went unseen), and no fetch dated newer records to it
+    (``t.top_epoch`` unknown). A partition starts empty and a leader writes
+    only in the epoch it leads, so whatever such a replica held was written
+    in the first epoch. (Before 0.11 no line dates a leader's own records:
+    its produce requests show no answer.)"""
+    if t.top_epoch is not None or t.leader_epoch is None or t.from_offset <= 0:
+        return False
+    views = [m.view for e, m in sorted(all_marks.items()) if e <= t.leader_epoch]
+    return (
+        [v.leader_epoch for v in views] == list(range(t.leader_epoch + 1))
+        and views[0].election == ElectionKind.INITIAL
+        and views[0].leader == t.replica
+        and all(v.leader != t.replica for v in views[1:])
+    )
+
+
 def _removed_committed(
     t: Truncation,
     all_marks: dict[int, Mark],
@@ -271,6 +291,8 @@ def _removed_committed(
     mark = all_marks.get(t.leader_epoch) if t.leader_epoch is not None else None
     if mark is None:
         return None, None, Scope.UNKNOWN, None, None
+    if first_epoch_only(all_marks, t):
+        t = replace(t, top_epoch=0)
     if t.top_epoch is not None and t.leader_epoch is not None and t.top_epoch >= t.leader_epoch:
         candidates = [v for v in (mark.base, t.epoch_committed) if v is not None]
         end = max(candidates) if candidates else None
