@@ -1314,7 +1314,14 @@ class Cluster:
             rs = leader.replicas[key]
             if not rs.is_leader or rs.leader_epoch != cle or follower not in rs.followers:
                 continue
-            rs.followers[follower].logged_offset = offset
+            fs = rs.followers[follower]
+            if 0 <= fs.logged_offset < offset:
+                # the follower's log grew between two of its logged fetches
+                # from this leader, by records only this leader sent it: the
+                # leader's log end is in evidence up to the later one (its
+                # produce requests show no offsets in this era)
+                self.truth.position_seen(key, leader.id, offset)
+            fs.logged_offset = offset
             offsets = [rs.followers[r].logged_offset for r in rs.isr if r != leader.id]
             if offsets and min(offsets) >= 0:
                 self.truth.fetch_mark(key, min(offsets))

@@ -551,3 +551,47 @@ def test_zk_hw_mark_in_a_lost_long_poll_stays_undecidable(tmp_path: Path) -> Non
     assert [n["finding"] for n in result["undecidable"]] == [0, 1, 2, 3]
     text = (tmp_path / "broker-2" / "kafka-request.log").read_text()
     assert "PartitionFetchInfo(11,1048576)" not in text
+
+
+def test_a_0_10_leaders_log_end_is_in_its_followers_growing_fetches(tmp_path: Path) -> None:
+    """A random 0.10 cluster (the slow sweep's 3107): broker 3 leads topic-1-0
+    in epoch 1, its followers 2 and 4 fetch from it at 75 and then at 95, it
+    crashes and comes back with log end 75. Its produce lines print no
+    offsets, but its followers' logged fetches grew from 75 to 95 by records
+    only it sent: a reader sees that it held 95, so the crash loss [75, 95)
+    below the HWM 95 is visible, not ``visible_absent``."""
+    knobs: dict[str, Any] = {
+        "era": "zk-hw",
+        "version": "0.10",
+        "brokers": 5,
+        "topics": 2,
+        "partitions": 1,
+        "duration": 60,
+        "produce_rate": 0.5,
+        "fault_rate": 1.0,
+        "restart_rate": 1.0,
+        "consumers": True,
+        "startup_lines": True,
+        "list_offsets_ms": 5000,
+        "describe_every_ms": 10000,
+        "excerpts": "quote",
+    }
+    truth = simulator.simulate("random", tmp_path, seed=3107, **knobs)
+    loss = [
+        f
+        for f in truth["findings"]
+        if f["kind"] == "truncation_below_hwm" and f["topic"] == "topic-1" and f["replica"] == 3
+    ]
+    assert loss == [
+        {
+            "kind": "truncation_below_hwm",
+            "topic": "topic-1",
+            "partition": 0,
+            "leader_epoch": 2,
+            "replica": 3,
+            "offset_start": 75,
+            "offset_end": 95,
+            "records_lost": None,
+            "qualifier": "local",
+        }
+    ]
