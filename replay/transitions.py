@@ -355,6 +355,18 @@ def _end_current_epoch(
             history,
             restart_losses=tuple(x for x in history.restart_losses if x.replica != view.leader),
         )
+    # A leader may write in the epoch it leads. Before 0.11 no line dates
+    # what it writes (produce answers print no offsets, fetches no epoch),
+    # so what dated its newest data before, a fetch naming no epoch
+    # (``_epochless_top``), no longer does.
+    log = history.replica(view.leader) if view.leader >= 0 else None
+    if (
+        log is not None
+        and log.last_fetched_epoch is None
+        and log.top_epoch is not None
+        and log.top_epoch < view.leader_epoch
+    ):
+        history = history.with_replica(view.leader, replace(log, top_epoch=None))
     return replace(history, registration=registration, epochs=history.epochs + (view,))
 
 

@@ -1448,3 +1448,45 @@ def test_one_truncation_told_by_the_follower_and_by_the_leaders_log_is_one_findi
     assert (f.qualifier, f.confidence) == (Scope.LOCAL, Confidence.PROBABLE)  # type: ignore[attr-defined]
     assert line.origin.source in f.evidence
     assert fetched.origin.source in f.evidence
+
+
+def _zk_hw_leader_in_between() -> Story:
+    """zk-hw (0.10): 2 fetches from 1 in epoch 0 up to 100 (its data dated
+    epoch 0; the mark when epoch 1 began, 100), then leads epoch 1, where 3
+    fetches from it up to 200 (2 held 200; the mark when epoch 2 began, 200).
+    3 leads epoch 2; 2 comes back with its log end 200 and truncates to its
+    HW 160: [160, 200) went below the mark."""
+    s = Story()
+    zk = "controller/controller.log"
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 1, 0, (1, 2, 3), 0))
+    for offset in (0, 100):
+        zk_fetch(s, 1, 2, offset)
+        zk_fetch(s, 1, 3, offset)
+        s.tick(1)
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 2, 1, (2, 3), 1))
+    for offset in (100, 200):
+        s.tick(1)
+        zk_fetch(s, 2, 3, offset)
+    s.tick(5)
+    s._add(LeaderAndIsr(s._origin(zk, None, False), 3, 2, (3, 1), 2))
+    s.tick(5)
+    log = "broker-2/server.log"
+    s._add(BrokerRestart(s._origin(log, 2, False), 2, None))
+    s._add(LogLoaded(s._origin(log, 2, False), 2, 200))
+    s._add(LogTruncated(s._origin(log, 2, False), 2, 160))
+    return s
+
+
+def test_a_zk_hw_leaders_data_is_undated_once_it_led_a_later_epoch() -> None:
+    """Nothing before 0.11 dates what a leader writes: 2's fetch in epoch 0
+    dated its data to epoch 0, but it led epoch 1 since and may have written
+    in it. Judged on the epoch in force when it truncated (epoch 2's mark
+    200), with the qualifier unknown (whether epoch 2's leader holds [160,
+    200) is in no line). Dated to epoch 0 still, it was judged on the mark
+    when epoch 1 began, 100, below the cut, and went unreported."""
+    result = replay_partition(_zk_hw_leader_in_between().events, ZK_HW)
+    assert [
+        (f.kind, f.key.partition, f.leader_epoch, f.replica, f.offset_start, f.offset_end,
+         f.records_lost, f.qualifier)
+        for f in result.findings
+    ] == [(FindingKind.TRUNCATION_BELOW_HWM, 4, 2, 2, 160, 200, None, Scope.UNKNOWN)]  # fmt: skip
