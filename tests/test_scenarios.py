@@ -363,8 +363,8 @@ KNOWN_DISAGREEMENTS: dict[str, list[str]] = {}
 #: showed, an ISR expansion judged by the fetch answered after it, and a
 #: zk-hw leader holding the HW it derived (12 of 200 then); then a 0.10
 #: follower's data dated by the epoch it fetched it in: 6 of 200 clusters
-#: (37 before the order's causes). Each is tagged with what it is, and none
-#: is resolved:
+#: (37 before the order's causes); then a 0.10 leader's records undated once
+#: it leads: 5 of 200. Each is tagged with what it is, and none is resolved:
 #:
 #: * skew-order: the partition's verdict is unknown because a finding appears
 #:   in one order of two lines on different brokers' clocks within the 2 s
@@ -380,6 +380,8 @@ KNOWN_DISAGREEMENTS: dict[str, list[str]] = {}
 #:   (``transitions._epochless_top``), and these replicas' records were
 #:   fetched in no epoch the evidence dates them to (not examined line by
 #:   line): they are judged against an earlier epoch's mark, below the cut.
+#:   (3039's was of this kind: its replica had led an epoch since the fetch
+#:   that dated its records, and a leader may write in its own epoch.)
 #: * derived-below-truth (3147, zk-hw): two of its truncations are found
 #:   with lower ends than the truth's (246 and 369 against 262 and 375);
 #:   not examined line by line.
@@ -387,11 +389,6 @@ SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
     # missing-truncation_below_hwm-local
     "sweep-3011": [
         "missing ('truncation_below_hwm', 'topic-0', 0, 3, 1, 1089, 1133, None, 'local', None)",
-        "missing ('truncation_below_hwm', 'topic-0', 0, 3, 2, 1055, 1271, None, 'local', None)",
-    ],
-    # missing-truncation_below_hwm-local
-    "sweep-3039": [
-        "missing ('truncation_below_hwm', 'topic-0', 0, 2, 2, 770, 897, None, 'local', None)",
     ],
     # missing-truncation_below_hwm-local
     "sweep-3063": [
@@ -405,7 +402,6 @@ SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
     "sweep-3147": [
         "extra ('truncation_below_hwm', 'topic-0', 1, 4, 4, 154, 369, None, 'unknown', None)",
         "extra ('truncation_below_hwm', 'topic-0', 1, 2, 4, 154, 246, None, 'local', None)",
-        "missing ('truncation_below_hwm', 'topic-0', 0, 3, 2, 323, 334, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-0', 1, 2, 4, 154, 262, None, 'local', None)",
         "missing ('truncation_below_hwm', 'topic-0', 1, 4, 4, 154, 375, None, 'local', None)",
     ],
@@ -454,13 +450,20 @@ CAPS_CI: dict[str, int] = {
 #: missing before are found with their exact offsets and qualifier unknown
 #: (the later epoch's start is in no 0.10 line: whether its leader still
 #: holds the range is not decided), and two partitions the truth notes as
-#: undecidable are now decided, one with an extra finding under that note:
+#: undecidable are now decided, one with an extra finding under that note.
+#: Then the first epoch's leader's records judged by that epoch, the ELR
+#: registration's order, and a 0.10 leader's records no longer dated by the
+#: fetches of an epoch before the one it led (it may have written in its
+#: own; the truth's reader sees a 0.10 leader's log end in its followers'
+#: growing fetches): 195 of 200 agree, 94 excused; seven more truncations
+#: found with exact offsets and qualifier unknown (3039, 3099 three times,
+#: 3107, 3139, 3147), one verdict excuse fewer:
 CAPS_SLOW: dict[str, int] = {
     READ_MORE: 11,
-    QUALIFIER_UNKNOWN: 55,
+    QUALIFIER_UNKNOWN: 60,
     NO_ARTEFACT: 8,
     EXTRA_NOTED: 7,
-    VERDICT_NOTED: 9,
+    VERDICT_NOTED: 8,
 }
 
 
