@@ -815,7 +815,9 @@ class Cluster:
                 b.logs.hw_truncation(self.now, tp, reg.leader, to, frm)
                 log.truncate_to(to)
                 if to < frm:
-                    self.truth.truncated(key, b.id, frm, to, reg.leader_epoch, top)
+                    self.truth.truncated(
+                        key, b.id, frm, to, reg.leader_epoch, top, line_shows_end=False
+                    )
         elif reg.leader != b.id and new_epoch:
             b.logs.follower(
                 self.now,
@@ -928,7 +930,9 @@ class Cluster:
             to = min(hwm, frm)
             log.truncate_to(to)
             if to < frm:
-                self.truth.truncated(key, b.id, frm, to, reg.leader_epoch, top)
+                self.truth.truncated(
+                    key, b.id, frm, to, reg.leader_epoch, top, line_shows_end=False
+                )
             init = log.leo
         else:
             # 1.1+: the fetcher starts from the HW, truncating first (KIP-101)

@@ -563,9 +563,41 @@ class Truth:
         )
         self._flush_notes(None, key, "log_divergence", None)
 
-    def truncated(self, key: Key, replica: int, frm: int, to: int, cle: int, top: int) -> None:
-        """A follower truncated after a diverging-epoch answer."""
-        self._truncation(key, replica, frm, to, cle, top, self.hwm[key], self.hwm_evidence[key])
+    def truncated(
+        self,
+        key: Key,
+        replica: int,
+        frm: int,
+        to: int,
+        cle: int,
+        top: int,
+        line_shows_end: bool = True,
+    ) -> None:
+        """A follower truncated (after a diverging-epoch answer, an
+        out-of-range reset, or on following a new leader). ``line_shows_end``
+        False: its line prints only the offset it truncated to (0.8-0.10's
+        makeFollower, "Truncating log t-p to offset N."), so what a reader
+        knows of its log end before is its last logged fetch offset: the
+        answers that brought it more print no offsets in that era (as for a
+        crash loss, ``follower_fetch``)."""
+        h, h_ev = self.hwm[key], self.hwm_evidence[key]
+        last = self.last_position.get((key, replica), -1)
+        if line_shows_end or last >= frm:
+            self._truncation(key, replica, frm, to, cle, top, h, h_ev)
+            return
+        seen = max(last, 0)
+        with_end = self._truncation_values(key, frm, to, cle, top, h_ev, evidence=True)
+        shown = self._truncation_values(key, seen, to, cle, top, h_ev, evidence=True)
+        if with_end != shown:
+            self._note(
+                key,
+                "truncation_below_hwm",
+                cle,
+                f"replica {replica} truncated [{to}, {frm}) to its HW; its log end before "
+                f"that is in evidence only up to {seen} (the fetch answers that brought the "
+                "rest print no offsets, and its truncation line no log end)",
+            )
+        self._truncation(key, replica, frm, to, cle, top, h, h_ev, visible_frm=seen)
 
     def _truncation(
         self,

@@ -595,3 +595,45 @@ def test_a_0_10_leaders_log_end_is_in_its_followers_growing_fetches(tmp_path: Pa
             "qualifier": "local",
         }
     ]
+
+
+def test_a_0_10_followers_log_end_before_its_hw_truncation_is_its_last_logged_fetch(
+    tmp_path: Path,
+) -> None:
+    """The slow sweep's 3063: broker 3, outside the ISR, last logged a fetch
+    from 3590; the answers that brought it up to 4021 print no offsets
+    (0.10), and its "Truncating log topic-1-0 to offset 3987." on following
+    the new leader prints no log end. The truth has the real loss [3987,
+    4004) below the HWM 4004, and says a reader cannot see it: what the
+    artefacts show of broker 3's log end (3590) is below the cut."""
+    knobs: dict[str, Any] = {
+        "era": "zk-hw",
+        "version": "0.10",
+        "brokers": 3,
+        "topics": 2,
+        "partitions": 1,
+        "duration": 120,
+        "produce_rate": 4.0,
+        "fault_rate": 1.0,
+        "restart_rate": 1.0,
+        "consumers": True,
+        "startup_lines": True,
+        "list_offsets_ms": 5000,
+    }
+    truth = simulator.simulate("random", tmp_path, seed=3063, **knobs)
+    [(i, loss)] = [
+        (i, f)
+        for i, f in enumerate(truth["findings"])
+        if f["kind"] == "truncation_below_hwm"
+        and f["topic"] == "topic-1"
+        and f["replica"] == 3
+        and f["leader_epoch"] == 2
+    ]
+    assert (loss["offset_start"], loss["offset_end"], loss["qualifier"]) == (3987, 4004, "local")
+    assert loss["visible_absent"] is True
+    [note] = [u for u in truth["undecidable"] if u["finding"] == i]
+    assert note["reasons"] == [
+        "replica 3 truncated [3987, 4021) to its HW; its log end before that is in evidence "
+        "only up to 3590 (the fetch answers that brought the rest print no offsets, and its "
+        "truncation line no log end)"
+    ]
