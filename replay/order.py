@@ -13,7 +13,10 @@ own file is ordered by line. Across brokers only skewed clocks exist. So:
 4. above that floor, the observer's clock places it among metadata records;
    an observation with no clock (a checkpoint file) describes the end;
 5. a broker's own copy of a LeaderAndIsr request names that epoch on its
-   clock, as a line naming it does.
+   clock, as a line naming it does; and a follower's line in the same
+   millisecond as its copy of epoch E's request (none later before it) is
+   the act of handling it: it stays in E, before the record creating the
+   next epoch, whatever the clocks.
 
 A placement that only the clock decides, within ``max_clock_skew_s`` of a
 metadata record, is not fixed by the evidence; such placements are counted so
@@ -154,6 +157,12 @@ class Placement(NamedTuple):
     #: not a clock (``_learned_from``, ``_fetched_after_drop``): it never
     #: moves to before it
     after: int | None = None
+    #: a follower's line in the same millisecond as its broker's own copy of
+    #: the LeaderAndIsr request of the epoch it knew (and no copy of a later
+    #: one before it): the act of handling that request. The index of the
+    #: record creating the next known epoch; no record from it on moves
+    #: before this line
+    ceiling: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,6 +358,12 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
         i = bisect.bisect_right(known_epochs, named) - 1
         return 0 if i < 0 else created_at[known_epochs[i]] + 1
 
+    def ceiling_for(named: int) -> int | None:
+        """The index of the record creating the first known epoch after
+        ``named``: a place before it is one in ``named`` or earlier."""
+        i = bisect.bisect_right(known_epochs, named)
+        return created_at[known_epochs[i]] if i < len(known_epochs) else None
+
     # A broker's own copy of a LeaderAndIsr request (``received LeaderAndIsr
     # request``, formats-addendum.md 9.3: its state-change log, its clock)
     # names the epoch the broker knew from then on: what it did later on
@@ -399,9 +414,11 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
         floor = floor_for(None)
         got = received.get(observer, []) if observer is not None else []
         next_got = 0
+        copy: tuple[float, int] | None = None
         for _, t, rank, event in keyed:
             while t is not None and next_got < len(got) and got[next_got][0] <= t:
-                epoch = got[next_got][1]
+                copy = got[next_got]
+                epoch = copy[1]
                 next_got += 1
                 if named is None or epoch > named:
                     named = epoch
@@ -417,6 +434,16 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
             else:
                 by_clock = bisect_right(clock, t)
                 pos = floor if floor > by_clock else by_clock
+            ceiling = None
+            if (
+                copy is not None
+                and copy[0] == t
+                and copy[1] == named
+                and isinstance(event, _FOLLOWER_LINES)
+            ):
+                ceiling = ceiling_for(named)
+                if ceiling is not None and pos > ceiling:
+                    pos = ceiling
                 early = max(floor, bisect_right(clock, t - max_clock_skew_s))
                 late = max(floor, bisect_right(clock, t + max_clock_skew_s))
                 if early != late:
@@ -444,6 +471,7 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
                         event.broker if isinstance(event, _FOLLOWER_LINES) else None,
                         observer if kind in _LEADER_ACT_TYPES else None,
                         starting=event.broker if isinstance(event, STARTUP_LINES) else None,
+                        ceiling=ceiling,
                     ),
                 )
             )
@@ -651,6 +679,7 @@ def may_precede(moved: Placement, other: Placement, max_clock_skew_s: float) -> 
         # the observation would follow the record: into the epoch it began
         return (
             other.floor <= moved.metadata_index
+            and (other.ceiling is None or moved.metadata_index < other.ceiling)
             and (other.follower is None or moved.leader_after not in (other.follower, NO_LEADER))
             and (other.leader_act is None or other.leader_act != moved.leader_before)
             and (moved.starting is None or moved.starting != other.starting)

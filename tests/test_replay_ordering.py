@@ -453,6 +453,51 @@ def test_a_brokers_own_copy_of_a_decision_orders_what_it_did_after_on_its_clock(
         assert alternative_places(ordered.placements, 2.0) == moves
 
 
+def test_a_truncation_handling_its_brokers_copy_stays_in_the_epoch_it_names() -> None:
+    """0.10 (sweep-3151): broker 2's state-change log says it received epoch
+    1's request (leader 1) at 10 s by its own clock, and its server log that
+    it truncated, handling it, in the same millisecond; the controller
+    created epoch 2 at 10.05 s by its clock. The truncation is the act of
+    epoch 1: no order of the skew allowance moves epoch 2's record before
+    it, as one may when its clock is not that of a copy, and a clock that
+    puts it after that record still places it in epoch 1."""
+    from replay.types import LeaderAndIsr
+
+    def story(lag: float, received: bool) -> list[Event]:
+        at = T0 + timedelta(seconds=10)
+        controller = "controller/state-change.log"
+        events: list[Event] = [
+            LeaderAndIsr(Origin(Source(controller, 1), T0, None, None, 10), 3, 0, (3, 1, 2), 0,
+                         None, 1),
+            LeaderAndIsr(Origin(Source(controller, 2), at - timedelta(seconds=5), None, None, 20),
+                         1, 1, (1, 2), 1, None, 1),
+            LeaderAndIsr(Origin(Source(controller, 3), at + timedelta(seconds=0.05), None, None,
+                                30), 1, 2, (1,), 2, None, 1),
+            LogTruncated(Origin(Source(FOLLOWER_LOG, 5), at + timedelta(seconds=lag), 2, None,
+                                50), broker=2, to_offset=100),
+        ]  # fmt: skip
+        if received:
+            own = Origin(Source("broker-2/state-change.log", 7), at + timedelta(seconds=lag), 2,
+                         None, 40)  # fmt: skip
+            events.append(LeaderAndIsr(own, 1, 1, (1, 2), 1, None, 1))
+        return events
+
+    def truncation(ordered: order.Ordered) -> int:
+        return next(i for i, e in enumerate(ordered.events) if isinstance(e, LogTruncated))
+
+    without = order_events(story(0.0, received=False))
+    i = truncation(without)
+    assert i == 2 and without.placements[i].ceiling is None
+    assert (3, (2,)) in alternative_places(without.placements, 2.0)
+    for lag in (0.0, 0.1):
+        ordered = order_events(story(lag, received=True))
+        i = truncation(ordered)
+        assert i == 2, lag  # before epoch 2's record, whatever its clock says
+        assert ordered.placements[i].ceiling == 2
+        assert all(j != 3 or i not in places for j, places in alternative_places(
+            ordered.placements, 2.0))  # fmt: skip
+
+
 def restart_then_fetch(lines: bool) -> Story:
     """Follower 2 fetches [0, 110) from leader 1, which shows it HWM 110;
     2 restarts: its log loads with end 105 (recovery lost [105, 110)) and it
