@@ -1158,8 +1158,9 @@ class Cluster:
             leader.log.fetch(self.now, *line)
             if self.hw_era:
                 self._hw_marks(leader, f.id, [(k, cle, off) for k, cle, off, _ in parts])
+        late = bool(self.hw_era and wait)
         for (key, cle, off, _lfe), (err, hwm, _div, _runs) in zip(parts, answers, strict=True):
-            self.truth.follower_fetch(key, f.id, cle, off, self.now)
+            self.truth.follower_fetch(key, f.id, cle, off, self.now, logged=not late)
             if err == art.NONE:
                 self.truth.exposure(key, leader.id, cle, hwm)
         for (key, cle, _off, _lfe), (err, hwm, div, runs) in zip(parts, answers, strict=True):
@@ -1308,6 +1309,8 @@ class Cluster:
             return
         if leader.reachable and f.reachable:
             leader.log.fetch(self.now, *line)
+            for key, _cle, offset in marks:
+                self.truth.position_seen(key, f.id, offset)
             self._hw_marks(leader, f.id, marks)
 
     def _hw_marks(self, leader: Broker, follower: int, marks: list[tuple[Key, int, int]]) -> None:

@@ -143,6 +143,9 @@ class Truth:
         self._parked: list[str] = []
         self.hw_era = era == "zk-hw"
         self.last_position: dict[tuple[Key, int], int] = {}
+        #: the log end a replica's startup lines printed, until its next
+        #: logged fetch (formats-addendum.md 10: "log end offset N")
+        self.loaded_end: dict[tuple[Key, int], int] = {}
         # epoch -> ms of the record that began it, per partition
         self.epoch_ms: dict[Key, dict[int, int]] = {}
         # (key, broker, stale epoch) -> [lowest base, highest base] acknowledged
@@ -309,6 +312,7 @@ class Truth:
 
     def position_seen(self, key: Key, replica: int, offset: int) -> None:
         k = (key, replica)
+        self.loaded_end.pop(k, None)
         if offset > self.position.get(k, -1):
             self.position[k] = offset
         self.last_position[k] = offset
@@ -424,6 +428,7 @@ class Truth:
         log end it came back with, and (3.5+ in words, every version through a
         recovered segment) whether the shutdown was clean, are in evidence from
         now on. A crash loss not yet reported shows here."""
+        self.loaded_end[(key, replica)] = leo
         drop = self.drops.get((key, replica))
         if drop is not None and drop.shown_h is None:
             drop.shown_h = self.hwm[key]
@@ -485,9 +490,18 @@ class Truth:
         f["severity"] = "warning"
 
     def follower_fetch(
-        self, key: Key, replica: int, cle: int, fetch_offset: int, now: int | None = None
+        self,
+        key: Key,
+        replica: int,
+        cle: int,
+        fetch_offset: int,
+        now: int | None = None,
+        logged: bool = True,
     ) -> None:
-        """A follower's fetch reached its leader: a crash loss is now in evidence."""
+        """A follower's fetch reached its leader: a crash loss is now in
+        evidence. ``logged`` False: its request-log line is written later, if
+        ever (0.10.1 logs a long poll once answered): its offset is in
+        evidence from then (``position_seen``), not now."""
         self._lagging_fetch(key, replica, fetch_offset, now)
         drop = self.drops.pop((key, replica), None)
         if drop is not None:
@@ -534,7 +548,8 @@ class Truth:
             # the log end in evidence before the loss described a log now
             # gone: a later loss is measured from what was seen after this
             self.position.pop((key, replica), None)
-        self.position_seen(key, replica, fetch_offset)
+        if logged:
+            self.position_seen(key, replica, fetch_offset)
 
     def described(self, key: Key, leader: int, isr: list[int], now: int) -> None:
         """A ``kafka-topics --describe`` snapshot showed this leader and ISR."""
@@ -577,11 +592,15 @@ class Truth:
         out-of-range reset, or on following a new leader). ``line_shows_end``
         False: its line prints only the offset it truncated to (0.8-0.10's
         makeFollower, "Truncating log t-p to offset N."), so what a reader
-        knows of its log end before is its last logged fetch offset: the
+        knows of its log end before is its last logged fetch offset (or the
+        log end its startup lines printed, if it loaded its logs since): the
         answers that brought it more print no offsets in that era (as for a
         crash loss, ``follower_fetch``)."""
         h, h_ev = self.hwm[key], self.hwm_evidence[key]
         last = self.last_position.get((key, replica), -1)
+        # or the log end its startup lines printed, when it truncates on
+        # following its leader after loading its logs
+        last = max(last, self.loaded_end.get((key, replica), -1))
         if line_shows_end or last >= frm:
             self._truncation(key, replica, frm, to, cle, top, h, h_ev)
             return

@@ -637,3 +637,48 @@ def test_a_0_10_followers_log_end_before_its_hw_truncation_is_its_last_logged_fe
         "only up to 3590 (the fetch answers that brought the rest print no offsets, and its "
         "truncation line no log end)"
     ]
+
+
+def test_a_0_10_fetch_is_in_evidence_only_once_its_late_line_is_written(tmp_path: Path) -> None:
+    """0.10.1 logs a long-polling fetch once answered, and never when either
+    end drops the connection first. In the slow sweep's 3147, broker 4's last
+    logged fetch was from 246; a later one, from 262 or above, was never
+    logged (it crashed) and it came back with log end 154. The truth's loss is [154,
+    262) and a reader sees [154, 246): before, the truth counted the unlogged
+    fetch as evidence and gave no visible values."""
+    knobs: dict[str, Any] = {
+        "era": "zk-hw",
+        "version": "0.10",
+        "brokers": 5,
+        "topics": 1,
+        "partitions": 2,
+        "duration": 120,
+        "produce_rate": 0.5,
+        "fault_rate": 4.0,
+        "restart_rate": 0.5,
+        "consumers": True,
+        "startup_lines": True,
+        "describe_every_ms": 10000,
+        "excerpts": "indent",
+    }
+    truth = simulator.simulate("random", tmp_path, seed=3147, **knobs)
+    [loss] = [
+        f
+        for f in truth["findings"]
+        if f["kind"] == "truncation_below_hwm" and f["partition"] == 1 and f["leader_epoch"] == 2
+    ]
+    assert loss == {
+        "kind": "truncation_below_hwm",
+        "topic": "topic-0",
+        "partition": 1,
+        "leader_epoch": 2,
+        "replica": 4,
+        "offset_start": 154,
+        "offset_end": 262,
+        "records_lost": None,
+        "qualifier": "local",
+        "visible_offset_start": 154,
+        "visible_offset_end": 246,
+        "visible_records_lost": None,
+        "visible_qualifier": "local",
+    }
