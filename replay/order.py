@@ -32,7 +32,9 @@ the partition's first record), and never across an event certainly earlier
 follower's HWM shown to a client never before the leader's answer that
 brought it that HWM (``_learned_from``), a follower's fetch from below its
 previous one never before its own line that cut its log
-(``_fetched_after_drop``). Each alternative order is folded in the
+(``_fetched_after_drop``), nor one after its fetch from the offset its
+leader's epoch answer had it truncate to before that truncation
+(``_fetched_after_epoch_truncation``). Each alternative order is folded in the
 same pass as the given one; once its history is alike the given order's,
 nothing it could change is left; one that never catches up is judged at the
 end. A finding present in one order and absent in the other rests on an
@@ -498,9 +500,10 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
     ordered = [e for _, e, _ in placed]
     placements = [p for _, _, p in placed]
     # one cause per event: the first concerns client showings, the second
-    # fetches, the third unfences
+    # and third fetches, the fourth unfences
     causes = (
         _learned_from(ordered, placements, max_clock_skew_s)
+        | _fetched_after_epoch_truncation(ordered)
         | _fetched_after_drop(ordered)
         | _unfenced_after_load(ordered)
     )
@@ -663,6 +666,62 @@ def _fetched_after_drop(events: Sequence[Event]) -> dict[int, int]:
             loaded = cast(LogLoaded, event)
             if loaded.origin.observer == loaded.broker:
                 drops.setdefault(loaded.broker, []).append((index, loaded.log_end))
+    return out
+
+
+def _fetched_after_epoch_truncation(events: Sequence[Event]) -> dict[int, int]:
+    """For a follower that truncated on its leader's epoch answer: its
+    fetches that followed, on the leader's clock, the fetch from the offset
+    it truncated to. Before fetching, a follower asks OffsetsForLeaderEpoch,
+    truncates its log to the answer's end offset ``X`` and fetches from its
+    log end, ``X`` (KIP-101, KIP-279; formats-addendum.md 9.6). So when the
+    leader's log shows the answer ``X`` to follower ``r``, then ``r``'s
+    fetch from ``X``, and ``r``'s own line says it truncated to ``X``, that
+    fetch came after the truncation, and so did every later fetch of ``r``
+    in the leader's log (the log keeps its order): the first such fetch
+    placed after the truncation line never moves before it. (The fetch from
+    ``X`` itself may be placed before it by the clocks; moving a later
+    fetch past the truncation would then pass nothing of its own clock.)"""
+    out: dict[int, int] = {}
+    #: per follower: (X, the leader's log, whether it fetched from X there,
+    #: the index of its own line that truncated to X)
+    pending: dict[int, tuple[int, object, bool, int | None]] = {}
+    for index, event in enumerate(events):
+        kind = type(event)
+        if kind is EpochAnswer:
+            answer = cast(EpochAnswer, event)
+            if (
+                answer.replica is not None
+                and answer.end_offset is not None
+                and answer.end_offset >= 0
+                and answer.error_code == 0
+            ):
+                pending[answer.replica] = (answer.end_offset, answer.origin.observer, False, None)
+        elif kind is LogTruncated:
+            line = cast(LogTruncated, event)
+            state = pending.get(line.broker)
+            if (
+                state is not None
+                and line.origin.observer == line.broker
+                and line.to_offset == state[0]
+                and state[3] is None
+            ):
+                pending[line.broker] = (state[0], state[1], state[2], index)
+        elif kind is FollowerFetch:
+            fetch = cast(FollowerFetch, event)
+            state = pending.get(fetch.replica)
+            if state is None or fetch.origin.observer != state[1]:
+                continue
+            x, leader, fetched_x, truncated = state
+            if not fetched_x:
+                if fetch.fetch_offset != x:
+                    del pending[fetch.replica]  # not the fetch the answer led to
+                    continue
+                fetched_x = True
+                pending[fetch.replica] = (x, leader, True, truncated)
+            if truncated is not None and truncated < index:
+                out[index] = truncated
+                del pending[fetch.replica]
     return out
 
 

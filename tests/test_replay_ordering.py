@@ -551,3 +551,42 @@ def test_without_its_own_lines_a_fetch_from_below_has_no_cause_to_follow() -> No
     ordered = order_events(s.events, CTX.max_clock_skew_s)
 
     assert all(p.after is None for p in ordered.placements)
+
+
+def test_fetches_after_the_one_from_an_epoch_answers_offset_follow_its_truncation() -> None:
+    """2.4 (sweep-3098): leader 1's log shows its OffsetsForLeaderEpoch answer
+    to 2 (end offset 100), then 2's fetch from 100; 2's own log says it
+    truncated to 100, 0.3 s later by its clock; leader 1's log then shows
+    2's fetch from 130. The follower truncates to the answer before it
+    fetches from its log end, so the fetch from 100 and every later one came
+    after the truncation: the fetch from 130 never moves before it, as it may
+    when no answer ties the truncation to the fetch from 100."""
+    from replay.types import EpochAnswer
+
+    def story(answer: bool) -> list[Event]:
+        s = Story()
+        s.create((1, 2, 3), leader=1)
+        s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+        s.tick(1)
+        if answer:
+            s._add(EpochAnswer(s._origin("broker-1/kafka-request.log", 1, False), 2, 0, 100, 0))
+        s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+        s.tick(0.3)
+        s._add(LogTruncated(s._origin(FOLLOWER_LOG, 2, False), broker=2, to_offset=100))
+        s.tick(0.2)
+        s.fetch(1, 2, 130, epoch=0, last_fetched=0, hwm=100)
+        return s.events
+
+    for answer in (False, True):
+        ordered = order_events(story(answer), CTX.max_clock_skew_s)
+        truncated = next(i for i, e in enumerate(ordered.events) if isinstance(e, LogTruncated))
+        fetch = truncated + 1
+        assert isinstance(ordered.events[fetch], FollowerFetch)
+        assert ordered.events[fetch].fetch_offset == 130
+        moves = dict(alternative_places(ordered.placements, CTX.max_clock_skew_s))
+        if answer:
+            assert ordered.placements[fetch].after == truncated
+            assert fetch not in moves
+        else:
+            assert ordered.placements[fetch].after is None
+            assert truncated in moves[fetch]
