@@ -370,31 +370,29 @@ KNOWN_DISAGREEMENTS: dict[str, list[str]] = {}
 #: truncation line no log end): 3 of 200; then a follower's truncation in
 #: the millisecond of its broker's own copy of a request kept in that
 #: request's epoch (3151): 2 of 200; then the truth's reader of a 0.10
-#: fetch whose line is written late or never (3147): 1 of 200. Each is
-#: tagged with what it is, and none is resolved:
+#: fetch whose line is written late or never (3147): 1 of 200; then a
+#: follower's fetches after the one from its leader's epoch answer ordered
+#: after its truncation to that answer (3098): none. The tags they had:
 #:
-#: * skew-order: the partition's verdict is unknown because a finding appears
-#:   in one order of two lines on different brokers' clocks within the 2 s
+#: * skew-order (3098, 3151): the partition's verdict is unknown because a
+#:   finding appears in one order of two lines on different brokers' clocks
+#:   within the 2 s
 #:   skew allowance (DESIGN.md "Ordering": not stated as fact) and no cause
 #:   the replay knows fixes it; the simulated brokers share one clock, so the
 #:   truth knows the order. 3098: the follower's fetch from 529 could, by the
 #:   clocks, precede its own truncation to 417, which its fetch from 417 (whose
 #:   answer brought the records from 417 on) followed.
-#:   The cause it lacks: broker 3 fetched from 417 after truncating to 417
+#:   The cause it lacked: broker 3 fetched from 417 after truncating to 417
 #:   on the leader's epoch answer (end offset 417), but the clocks put that
-#:   fetch line before the truncation line, so the fetch from 529 may pass
-#:   the truncation without passing it.
+#:   fetch line before the truncation line, so the fetch from 529 could pass
+#:   the truncation without passing it (``_fetched_after_epoch_truncation``
+#:   now orders it).
 #:
 #: (missing-truncation_below_hwm-local, the tag of 3011, 3035, 3039, 3063,
 #: 3095, 3107, 3147, 3171 and 3199 once, is no cluster's now: 0.10 data
 #: dated by the wrong epoch, and losses the truth counted visible on fetch
 #: lines never written.)
-SWEEP_DISAGREEMENTS: dict[str, list[str]] = {
-    # skew-order
-    "sweep-3098": [
-        "verdict topic-1-1: truth valid, replay unknown",
-    ],
-}
+SWEEP_DISAGREEMENTS: dict[str, list[str]] = {}
 KNOWN_DISAGREEMENTS.update(SWEEP_DISAGREEMENTS)
 
 
@@ -444,7 +442,7 @@ CAPS_CI: dict[str, int] = {
 #: same excuses (3011 and 3063's losses shown absent on the artefacts'
 #: marks, as the replay read them); 198 with 3151; 199 with 3147, whose
 #: epoch-4 truncation is now found with the truth's visible end and
-#: qualifier unknown (one more):
+#: qualifier unknown (one more); 200 with 3098, the same excuses:
 CAPS_SLOW: dict[str, int] = {
     READ_MORE: 11,
     QUALIFIER_UNKNOWN: 61,
