@@ -815,9 +815,9 @@ class Cluster:
                 b.logs.hw_truncation(self.now, tp, reg.leader, to, frm)
                 log.truncate_to(to)
                 if to < frm:
-                    self.truth.truncated(
-                        key, b.id, frm, to, reg.leader_epoch, top, line_shows_end=False
-                    )
+                    # its "starts at leader epoch E from offset" line above
+                    # printed the log end it cuts from
+                    self.truth.truncated(key, b.id, frm, to, reg.leader_epoch, top)
         elif reg.leader != b.id and new_epoch:
             b.logs.follower(
                 self.now,
