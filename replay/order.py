@@ -436,6 +436,10 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
             else:
                 by_clock = bisect_right(clock, t)
                 pos = floor if floor > by_clock else by_clock
+                early = max(floor, bisect_right(clock, t - max_clock_skew_s))
+                late = max(floor, bisect_right(clock, t + max_clock_skew_s))
+                if early != late:
+                    clock_placed += 1
             ceiling = None
             if (
                 copy is not None
@@ -446,10 +450,6 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
                 ceiling = ceiling_for(named)
                 if ceiling is not None and pos > ceiling:
                     pos = ceiling
-                early = max(floor, bisect_right(clock, t - max_clock_skew_s))
-                late = max(floor, bisect_right(clock, t + max_clock_skew_s))
-                if early != late:
-                    clock_placed += 1
             source_file = origin.source.source_file
             key = (
                 pos,

@@ -451,6 +451,8 @@ def test_a_brokers_own_copy_of_a_decision_orders_what_it_did_after_on_its_clock(
         ]
         assert ordered.placements[2].floor == floor
         assert alternative_places(ordered.placements, 2.0) == moves
+        # placed among records by its clock alone only without the copy
+        assert ordered.clock_placed == (0 if received else 1)
 
 
 def test_a_truncation_handling_its_brokers_copy_stays_in_the_epoch_it_names() -> None:
