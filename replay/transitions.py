@@ -1739,9 +1739,9 @@ def _registered_after_restart(history: History, broker: int, origin: Origin) -> 
         return _without_elr_registration(history, broker)
     if restart is None:
         # its startup lines may follow (``_opened``)
-        rest = tuple(r for r in history.elr_registrations if r[0] != broker)
+        history = _without_elr_registration(history, broker)
         entry = (broker, current.leader_epoch, origin.source)
-        return replace(history, elr_registrations=rest + (entry,))
+        return replace(history, elr_registrations=history.elr_registrations + (entry,))
     kept = (current.leader_epoch, origin.source)
     return _with_unclean_restart(history, broker, replace(restart, kept=kept))
 
