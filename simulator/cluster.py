@@ -1394,6 +1394,7 @@ class Cluster:
                 follower,
                 epoch,
                 offset,
+                rs.exposed_hwm,
                 # the HWM an answer showed more than the clock-skew allowance
                 # before: a later answer may, by the clocks, follow the change
                 max((v for ms, v in rs.exposed_rises if self.now - ms > SKEW_MS), default=0),

@@ -343,9 +343,10 @@ def mutation_lagging_isr_join() -> Spec:
         "mutation-lagging-isr-join",
         "a broker/controller bug: follower 3 stops fetching at 10000 and leaves the ISR at "
         "20001; it resumes slowly at 30000 (one fetch in 5 s) and is admitted back at its "
-        "first fetch (34400) with its log end 100, below the HWM 320 the leader had shown "
-        "more than 2 s before; it falls out again and is taken back at 350 below 370: "
-        "isr_rule_violation [100, 320) and [350, 370)",
+        "first fetch (34400) with its log end 100, below the HWM 340 the leader had shown; "
+        "it falls out again and is taken back at 350 below 390: isr_rule_violation [100, 340) "
+        "and [350, 390). The artefacts order only the HWM shown more than 2 s before each "
+        "change before it, so a reader reports [100, 320) and [350, 370)",
         topics=_orders(),
         producers=[_acks_all()],
         schedule=[

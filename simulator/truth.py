@@ -46,12 +46,15 @@ Rule violations (DESIGN.md's catalogue, docs/findings.md's field table):
   share one clock (no per-broker offset is modelled).
 * ``isr_rule_violation``: (a) a follower admitted to the ISR with its log end
   (last fetch offset) below the larger of the HWM its leader had exposed in
-  the epoch more than ``SKEW_MS`` before (a later answer may, by the clocks,
-  follow the change) and the epoch's start offset: replica = the follower, [its log
-  end, that larger value), shown as absent from the artefacts when a fetch of it
-  within ``SKEW_MS`` after the change reached that value (by the clocks it may
-  have come first; the simulator's follower joins on a fetch, so its last fetch
-  before the change is never older than the allowance); (b) a leader
+  the epoch and the epoch's start offset: replica = the follower, [its log
+  end, that larger value). What the artefacts show of it: an answer within
+  ``SKEW_MS`` before the change may, by the clocks, follow it, so the visible
+  bound is the HWM shown before that (``visible_offset_end``, or absent when
+  the log end reaches it); and the finding is absent from the artefacts when
+  a fetch of the follower within ``SKEW_MS`` after the change reached the
+  visible bound (by the clocks it may have come first; the simulator's
+  follower joins on a fetch, so its last fetch before the change is never
+  older than the allowance); (b) a leader
   acknowledging ``acks=all`` produces (error 0) while the ISR is smaller than
   min.insync.replicas, more than ``SKEW_MS`` after the record that shrank it
   and before the one that grew it back, or after the leader's own
@@ -81,7 +84,11 @@ class Lagging:
     offset: int
     end: int
     at: int
-    #: a fetch within the allowance after the change at or beyond ``end``
+    #: the bound the artefacts show: the HWM answers showed more than the
+    #: clock-skew allowance before the change (a later one may, by the clocks,
+    #: follow it), or the start offset
+    shown_end: int
+    #: a fetch within the allowance after the change at or beyond ``shown_end``
     caught_up: int | None = None
 
 
@@ -808,16 +815,21 @@ class Truth:
         epoch: int,
         offset: int,
         exposed: int,
+        shown: int,
         start: int,
         hwm: int,
         now: int,
     ) -> None:
         """The ISR took ``follower`` with its log end ``offset`` below the leader's
-        HWM ``hwm`` or the epoch's start offset ``start``."""
+        HWM ``hwm`` or the epoch's start offset ``start``. ``exposed`` is the
+        highest HWM the leader's answers carried in the epoch (the finding's
+        bound), ``shown`` the highest they carried more than ``SKEW_MS`` before
+        the change (the bound the artefacts can order before it)."""
         end = max(exposed, start)
         if offset < end:
             # decided by the follower's next fetches (``_lagging_fetch``)
-            self.lagging.setdefault((key, follower), []).append(Lagging(epoch, offset, end, now))
+            lag = Lagging(epoch, offset, end, now, shown_end=max(shown, start))
+            self.lagging.setdefault((key, follower), []).append(lag)
             return
         self._note(
             key,
@@ -840,19 +852,30 @@ class Truth:
             if now - lag.at > SKEW_MS:
                 pending.remove(lag)
                 self._lagging_decided(key, follower, lag)
-            elif offset >= lag.end:
+            elif offset >= lag.shown_end:
                 lag.caught_up = lag.caught_up or offset
         if not pending:
             del self.lagging[(key, follower)]
 
     def _lagging_decided(self, key: Key, follower: int, lag: Lagging) -> None:
         visible: Any = False
+        if lag.shown_end < lag.end:
+            self._note(
+                key,
+                "isr_rule_violation",
+                lag.epoch,
+                f"follower {follower} joined the ISR at {lag.offset}, below the HWM {lag.end} "
+                f"its leader had shown; the answers that showed more than {lag.shown_end} came "
+                f"within the clock-skew allowance ({SKEW_MS} ms) of the change and may, by the "
+                "clocks, have followed it",
+            )
+            visible = (lag.offset, lag.shown_end, None, None) if lag.offset < lag.shown_end else None
         if lag.caught_up is not None:
             self._note(
                 key,
                 "isr_rule_violation",
                 lag.epoch,
-                f"follower {follower} joined the ISR at {lag.offset}, below {lag.end}; its "
+                f"follower {follower} joined the ISR at {lag.offset}, below {lag.shown_end}; its "
                 f"fetch at {lag.caught_up} within the clock-skew allowance of the change may, "
                 "by the clocks, have come before it",
             )

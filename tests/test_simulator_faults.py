@@ -170,33 +170,57 @@ def test_fencing_rule_in_the_truth_alone() -> None:
 def test_lagging_isr_join_truth_exactly(tmp_path: Path) -> None:
     truth, cluster = run("mutation-lagging-isr-join", tmp_path, check=True)
     assert cluster.violations == []
+
+    def shown(finding: dict[str, Any], end: int) -> dict[str, Any]:
+        start = finding["offset_start"]
+        return {
+            **finding,
+            "visible_offset_start": start,
+            "visible_offset_end": end,
+            "visible_records_lost": None,
+            "visible_qualifier": None,
+        }
+
     # slow after resuming, 3 is taken back at 100 and, after leaving again,
-    # at 350: each time below the HWM shown beyond the skew allowance before
+    # at 350: each time below the HWM the leader had shown (340, 390); the
+    # artefacts order only the HWM shown beyond the skew allowance before the
+    # change (320, 370) before it
     assert truth["findings"] == [
-        F("isr_rule_violation", 0, 3, 100, 320),
-        F("isr_rule_violation", 0, 3, 350, 370),
+        shown(F("isr_rule_violation", 0, 3, 100, 340), 320),
+        shown(F("isr_rule_violation", 0, 3, 350, 390), 370),
     ]
-    assert "undecidable" not in truth and "disputed" not in truth
+    assert truth["undecidable"] == [
+        {**note("isr_rule_violation", 0, reason), "finding": i}
+        for i, reason in enumerate(
+            f"follower 3 joined the ISR at {at}, below the HWM {real} its leader had shown; "
+            f"the answers that showed more than {seen} came within the clock-skew allowance "
+            f"({SKEW_MS} ms) of the change and may, by the clocks, have followed it"
+            for at, real, seen in ((100, 340, 320), (350, 390, 370))
+        )
+    ]
+    assert "disputed" not in truth
     assert truth["params"]["mutations"] == {"lagging_isr_join": 1.0}
     # the artefacts: each record taking 3 back into the ISR, 3's fetch offset then,
-    # and the highest HWM leader 1 answered more than SKEW_MS before it
+    # the highest HWM leader 1 answered before it, and the highest it answered
+    # more than SKEW_MS before it
     isr = [(ms, d["isr"]) for ms, d in changes(tmp_path) if "isr" in d]
     pairs = zip(isr[1:], isr[:-1], strict=True)
     joins = [ms for (ms, i), (_, before) in pairs if 3 in i and 3 not in before]
     seen = []
     for joined in joins:
-        fetch_offset = hwm = None
+        fetch_offset = hwm = early = None
         for ms, body in requests(tmp_path, 1):
             if body["requestHeader"]["requestApiKeyName"] != "FETCH" or ms > joined:
                 continue
-            if ms < joined - SKEW_MS:
-                for topic in body["response"]["responses"]:
-                    for part in topic["partitions"]:
-                        hwm = max(hwm or 0, part["highWatermark"])
+            for topic in body["response"]["responses"]:
+                for part in topic["partitions"]:
+                    hwm = max(hwm or 0, part["highWatermark"])
+                    if ms < joined - SKEW_MS:
+                        early = max(early or 0, part["highWatermark"])
             if ms == joined and body["request"]["replicaId"] == 3:
                 fetch_offset = body["request"]["topics"][0]["partitions"][0]["fetchOffset"]
-        seen.append((fetch_offset, hwm))
-    assert seen == [(100, 320), (350, 370)]
+        seen.append((fetch_offset, hwm, early))
+    assert seen == [(100, 340, 320), (350, 390, 370)]
 
 
 def test_without_the_mutation_the_follower_joins_caught_up(tmp_path: Path) -> None:
