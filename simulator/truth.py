@@ -869,7 +869,9 @@ class Truth:
                 f"within the clock-skew allowance ({SKEW_MS} ms) of the change and may, by the "
                 "clocks, have followed it",
             )
-            visible = (lag.offset, lag.shown_end, None, None) if lag.offset < lag.shown_end else None
+            visible = (
+                (lag.offset, lag.shown_end, None, None) if lag.offset < lag.shown_end else None
+            )
         if lag.caught_up is not None:
             self._note(
                 key,
