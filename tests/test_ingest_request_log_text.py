@@ -574,6 +574,9 @@ TEXT_REASONS = {
 }
 
 
+#: Two draws, each mutating every line of VALID_TEXT at once, through one
+#: ingest each: a quick check of this reader's own reasons. The fuzz of every
+#: family (300 examples by default, 3000 under -m slow) is test_ingest_fuzz.py.
 @settings(
     max_examples=2,
     deadline=None,
