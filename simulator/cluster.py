@@ -803,6 +803,7 @@ class Cluster:
                 old_epoch,
             )
             self.truth.hw_shown(key, rs.log.hwm)
+            self.truth.start_shown(key, reg.leader_epoch, rs.log.leo)
         elif reg.leader != b.id and new_epoch and self.zk:
             assert isinstance(b.logs, lg.ZkBrokerLogs)
             b.logs.follower28(self.now, tp, reg.leader_epoch, rs.log.leo, rs.log.hwm, old_epoch)
@@ -910,6 +911,8 @@ class Cluster:
             )
             if self.version.at_least("2.4"):  # the line prints the leader's HW
                 self.truth.hw_shown(key, log.hwm)
+            if self.version.at_least("0.11"):  # and from 0.11 its log end
+                self.truth.start_shown(key, reg.leader_epoch, log.leo)
             return
         if reg.leader < 0:
             b.logs.lai_no_leader(self.now, state, corr, controller, cepoch)
@@ -1003,7 +1006,7 @@ class Cluster:
             self.truth.acknowledged(key, b.id, rs.leader_epoch, p.base, acks, self.now)
         if error == art.NONE and acks != 0 and not self.hw_era:
             # (0.10.1 prints no produce offsets)
-            self.truth.position_seen(key, b.id, p.base + 1)
+            self.truth.position_seen(key, b.id, p.base + 1, grows=True)
 
     def fail_pending(self, b: Broker, key: Key, rs: ReplicaState, error: int) -> None:
         for p in rs.pending:
@@ -1750,7 +1753,7 @@ class Cluster:
                 if self.elr:
                     self.regs[key].elr, self.regs[key].lkelr = [], []
                 self.leader_epochs_seen[key] = 0
-                self.truth.add_partition(key)
+                self.truth.add_partition(key, leader=replicas[0])
                 if self.zk:
                     self.zk_cepoch[key] = self.controller_epoch
                     self._zk_line(key, "NewPartition", self.regs[key])

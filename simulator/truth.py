@@ -28,7 +28,16 @@ on the marks the artefacts do show:
   lowest fetch offset among the ISR followers when the leader read it (seed
   000 "HW/LEO update rules": the leader's HW is the minimum LEO of the ISR);
   for a loss in an unclean shutdown, the mark when the loss shows (the
-  replica's next fetch) and the replica's last log end in evidence;
+  replica's next fetch) and the replica's last log end in evidence (its
+  fetch offset; a leader's acks, in the order of their offsets, and the
+  HWMs it answered, which never exceed its log end). A later epoch's start
+  offset X decides a truncation's qualifier only where a line prints it
+  (the leader's "starts at leader epoch E from offset X": none in 0.10, none
+  from a leader elected while down) or bounds it: X is at least the lower
+  of the leader's log end in evidence when elected and the one its next
+  startup lines print, and a partition led by one broker since it began,
+  with no startup line of it since, had nothing rewritten. Otherwise the
+  reader's qualifier is ``unknown``;
 * ``visible_absent: true`` instead: on those marks there is no such finding.
 
 Findings whose notes rest on something else (a leader elected while down,
@@ -92,6 +101,15 @@ class Lagging:
     caught_up: int | None = None
 
 
+#: a finding's real fields and the ones a reader of the artefacts must report
+VISIBLE_FIELDS = {
+    "offset_start": "visible_offset_start",
+    "offset_end": "visible_offset_end",
+    "records_lost": "visible_records_lost",
+    "qualifier": "visible_qualifier",
+}
+
+
 def key_name(key: Key) -> str:
     return f"{key[0]}-{key[1]}"
 
@@ -104,6 +122,23 @@ class EpochInfo:
     h_evidence: int  # the same with an ack counted as base + 1 (what the log shows)
     h_lineage: int  # committed prefix of the lineage the leader continues
     h_lineage_evidence: int = 0  # the same with acks counted as base + 1
+    #: a line the model wrote prints x (the leader's "starts at leader epoch E
+    #: from offset X"; 0.10 prints none, a leader elected while down none
+    #: until it comes back with that log end)
+    x_shown: bool = False
+    #: the leader's log end in evidence when the epoch began (its last line
+    #: showing it), and the log end its first startup lines after that
+    #: printed: X is at least the lower of the two (a log end falls only by a
+    #: truncation, whose line prints it, or by a restart, whose lines do)
+    x_held: int | None = None
+    x_reloaded: int | None = None
+
+    @property
+    def x_floor(self) -> int | None:
+        """What the artefacts show X to be at least, if anything."""
+        if self.x_held is None or self.x_reloaded is None:
+            return None
+        return min(self.x_held, self.x_reloaded)
 
 
 @dataclass
@@ -119,6 +154,8 @@ class Drop:
     #: the log end it came back with), if they were written
     shown_h: int | None = None
     shown_h_evidence: int | None = None
+    #: the replica's log end last in evidence before the loss
+    last_seen: int = -1
 
 
 class Truth:
@@ -133,6 +170,9 @@ class Truth:
         self.hwm_lineage: dict[Key, int] = {}
         self.hwm_lineage_evidence: dict[Key, int] = {}
         self.epochs: dict[Key, dict[int, EpochInfo]] = {}
+        #: truncations whose reader's qualifier waits on a later startup line
+        #: (finding, key, later epochs, visible end, the note's reason)
+        self.start_pending: list[tuple[dict[str, Any], Key, list[int], int, str]] = []
         self.watch: dict[Key, tuple[int, int, int, int]] = {}  # epoch, leader, H(E), evidence
         #: brokers whose request log holds no line (``silent_request_logs``)
         self.silent: set[int] = set()
@@ -176,9 +216,15 @@ class Truth:
         self.unclean: dict[tuple[Key, int], tuple[int, bool]] = {}
         #: ``kafka-topics --describe`` snapshots written: (ms, leader, ISR) per partition
         self.snapshots: dict[Key, list[tuple[int, int, list[int]]]] = {}
+        #: the leader of each partition's first epoch, and the partitions whose
+        #: first leader printed startup lines since (it restarted in evidence)
+        self.first_leader: dict[Key, int] = {}
+        self.first_leader_reloaded: set[Key] = set()
 
-    def add_partition(self, key: Key) -> None:
+    def add_partition(self, key: Key, leader: int | None = None) -> None:
         self.keys.append(key)
+        if leader is not None:
+            self.first_leader[key] = leader
         for table in (self.hwm, self.hwm_evidence, self.hwm_lineage, self.hwm_lineage_evidence):
             table[key] = 0
         self.epochs[key] = {}
@@ -280,6 +326,10 @@ class Truth:
         before = self.hwm[key]
         # zk-hw (0.10.1): the request log prints no answer
         self._raise(key, hwm, None if self.hw_era else hwm)
+        if not self.hw_era:
+            # a broker's HW never exceeds its own log end: the answer shows
+            # the broker that gave it held that much
+            self.position_seen(key, leader, hwm, grows=True)
         if self.hwm[key] < before:
             self.violations.append(f"true HWM of {key_name(key)} went back")
         w = self.watch.get(key)
@@ -317,11 +367,17 @@ class Truth:
         of its ISR followers (all of them have fetched in this leadership)."""
         self._raise(key, None, mark)
 
-    def position_seen(self, key: Key, replica: int, offset: int) -> None:
+    def position_seen(self, key: Key, replica: int, offset: int, grows: bool = False) -> None:
+        """A line shows ``replica``'s log end at ``offset`` or beyond. ``grows``:
+        a leader's own append (an ack's base offset + 1), which an ack of an
+        older batch answered later does not take back (a leader's log end
+        only grows while it leads)."""
         k = (key, replica)
         self.loaded_end.pop(k, None)
         if offset > self.position.get(k, -1):
             self.position[k] = offset
+        if grows:
+            offset = max(offset, self.last_position.get(k, -1))
         self.last_position[k] = offset
 
     def epoch_began(
@@ -348,7 +404,9 @@ class Truth:
                 self.caught_up(key, leader)  # an unclean election: its own finding
         h, h_ev, h_lin = self.hwm[key], self.hwm_evidence[key], self.hwm_lineage[key]
         h_lin_ev = self.hwm_lineage_evidence[key]
-        self.epochs[key][epoch] = EpochInfo(leader, x, h, h_ev, h_lin, h_lin_ev)
+        self.epochs[key][epoch] = EpochInfo(
+            leader, x, h, h_ev, h_lin, h_lin_ev, x_held=self.last_position.get((key, leader))
+        )
         down = not leader_alive and x < h
         unseen = self.unseen_loss.pop(key, None)
         if unseen is not None and x < unseen[3] and leader_alive:
@@ -416,9 +474,21 @@ class Truth:
             self.hwm_lineage[key] = x
             self.hwm_lineage_evidence[key] = x
 
+    def start_shown(self, key: Key, epoch: int, start: int) -> None:
+        """The leader of ``epoch`` printed its start offset ``start`` ("...
+        starts at leader epoch E from offset X"): it is in evidence when it
+        is the epoch's X (a leader elected while down prints the log end it
+        came back with, which recovery may have cut below X)."""
+        info = self.epochs[key].get(epoch)
+        if info is not None and info.x == start:
+            info.x_shown = True
+
     def became_leader(self, key: Key, replica: int) -> None:
         """A replica acts as leader: a pending crash loss is the election's concern."""
-        self.drops.pop((key, replica), None)
+        if self.drops.pop((key, replica), None) is not None:
+            # the log end last seen described the log the crash cut
+            self.position.pop((key, replica), None)
+            self.last_position.pop((key, replica), None)
 
     def crash_drop(self, key: Key, replica: int, frm: int, to: int, top_epoch: int) -> None:
         if to >= frm:
@@ -428,7 +498,14 @@ class Truth:
         if old is not None:
             old.to = min(old.to, to)
             return
-        self.drops[k] = Drop(frm, to, self.hwm[key], self.hwm_evidence[key], top_epoch)
+        self.drops[k] = Drop(
+            frm,
+            to,
+            self.hwm[key],
+            self.hwm_evidence[key],
+            top_epoch,
+            last_seen=self.last_position.get(k, -1),
+        )
 
     def restart_shown(self, key: Key, replica: int, leo: int, clean: bool) -> None:
         """The replica's startup lines were written (formats-addendum.md 10): the
@@ -436,6 +513,11 @@ class Truth:
         recovered segment) whether the shutdown was clean, are in evidence from
         now on. A crash loss not yet reported shows here."""
         self.loaded_end[(key, replica)] = leo
+        if self.first_leader.get(key) == replica:
+            self.first_leader_reloaded.add(key)
+        for info in self.epochs[key].values():
+            if info.leader == replica and info.x_reloaded is None:
+                info.x_reloaded = leo
         drop = self.drops.get((key, replica))
         if drop is not None and drop.shown_h is None:
             drop.shown_h = self.hwm[key]
@@ -533,7 +615,7 @@ class Truth:
                     f"replica {replica} lost [{drop.to}, {drop.frm}) when the true HWM was "
                     f"{drop.h}; when the loss shows ({when}) the true HWM is {now_h}",
                 )
-            last = self.last_position.get((key, replica), -1)
+            last = drop.last_seen
             self._truncation(
                 key,
                 replica,
@@ -608,6 +690,8 @@ class Truth:
         # or the log end its startup lines printed, when it truncates on
         # following its leader after loading its logs
         last = max(last, self.loaded_end.get((key, replica), -1))
+        if to < frm:
+            self.last_position[(key, replica)] = to  # its line prints where it cut to
         if line_shows_end or last >= frm:
             self._truncation(key, replica, frm, to, cle, top, h, h_ev)
             return
@@ -678,6 +762,18 @@ class Truth:
             qualifier = "local"
         elif not later or top < 0:
             qualifier = "unknown"
+        elif evidence and not all(info.x_shown for info in later):
+            # a later epoch's start is in no line: it rewrote nothing below
+            # what the artefacts show X to be at least; one shown at or below
+            # ``to`` rewrote the whole range
+            shown = [info.x for info in later if info.x_shown]
+            floors = [info.x if info.x_shown else info.x_floor for info in later]
+            if shown and min(shown) <= to:
+                qualifier, lost = "global", end - to
+            elif all(f is not None and f >= end for f in floors):
+                qualifier = "local"
+            else:
+                qualifier = "unknown"
         else:
             rewritten_from = min(info.x for info in later)
             if end > rewritten_from:
@@ -733,6 +829,16 @@ class Truth:
             )
         real = self._truncation_values(key, frm, to, cle, top, h, evidence=False)
         visible = self._truncation_values(key, v_frm, to, cle, top, v_h, evidence=True)
+        later_epochs = [e for e in sorted(self.epochs[key]) if top < e <= cle]
+        unshown = [e for e in later_epochs if not self.epochs[key][e].x_shown]
+        pending: str | None = None
+        if real != visible and unshown and visible is not None and visible[3] == "unknown":
+            pending = (
+                f"truncation of replica {replica} [{to}, {frm}): the start offset of epoch "
+                f"{', '.join(map(str, unshown))} (written after the replica's records) is in no "
+                "artefact, so whether that epoch rewrote them is not in evidence"
+            )
+            self._note(key, "truncation_below_hwm", cle, pending)
         if real == visible:
             self._parked = []  # the artefacts show exactly this: nothing undecidable
         if real is None:
@@ -741,6 +847,10 @@ class Truth:
         f = self._finding(
             "truncation_below_hwm", key, cle, replica, start, end, lost, qualifier, visible=visible
         )
+        if pending is not None and visible is not None:
+            # a startup line of those epochs' leaders written later may still
+            # show how far they reached (``_settle_starts``)
+            self.start_pending.append((f, key, later_epochs, visible[1], pending))
         if h_ref != h and to < h:
             self._dispute(f, lost, "the never-falling true HWM would count uncommitted records")
 
@@ -1069,8 +1179,54 @@ class Truth:
                 )
 
     # -- result ----------------------------------------------------------------
+    def _sole_leader(self, key: Key, cle: int) -> bool:
+        """What the artefacts show of a partition led by one broker since its
+        creation: every epoch up to ``cle`` has a leader, that broker, and no
+        startup line of it came since the first began. It truncates only on
+        becoming a follower and loses records only in a crash, so it holds
+        every record the partition had: no epoch rewrote any."""
+        leader = self.first_leader.get(key)
+        epochs = self.epochs[key]
+        return (
+            leader is not None
+            and key not in self.first_leader_reloaded
+            and [e for e in sorted(epochs) if e <= cle] == list(range(1, cle + 1))
+            and all(
+                epochs[e].leader == leader and epochs[e].x_reloaded is None
+                for e in epochs
+                if e <= cle
+            )
+        )
+
+    def _settle_starts(self) -> None:
+        """A truncation judged ``unknown`` because a later epoch's start was in
+        no line, re-judged on everything written: the first startup lines of
+        its leader after it began may have come since, and with the log end
+        it held then they show X at least their lower (``EpochInfo.x_floor``).
+        Local when every such epoch's X is shown or floored at or above the
+        range's end."""
+        for f, key, epochs, end, reason in self.start_pending:
+            infos = [self.epochs[key][e] for e in epochs]
+            floors = [info.x if info.x_shown else info.x_floor for info in infos]
+            sole = self._sole_leader(key, max(epochs))
+            if not sole and not all(v is not None and v >= end for v in floors):
+                continue
+            f["visible_qualifier"] = "local"
+            index = self.findings.index(f)
+            for n in [n for n in self.undecidable if n["finding"] == index]:
+                n["reasons"] = [r for r in n["reasons"] if r != reason]
+                if not n["reasons"]:
+                    self.undecidable.remove(n)
+            if not any(n["finding"] == index for n in self.undecidable) and all(
+                f[v] == f[r] for r, v in VISIBLE_FIELDS.items()
+            ):
+                for v in VISIBLE_FIELDS.values():
+                    del f[v]
+        self.start_pending.clear()
+
     def result(self) -> dict[str, Any]:
         self._close_rules()
+        self._settle_starts()
         self._silent_leaders()
         verdicts = {}
         bad = {(f["topic"], f["partition"]) for f in self.findings}

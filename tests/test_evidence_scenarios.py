@@ -192,19 +192,19 @@ KNOWN_DISAGREEMENTS: dict[str, list[str]] = {
         "missing ('unclean_election', 'orders', 0, 2, 2, 100, 301, 201, None, None)",
         "verdict orders-0: truth invalid, replay unknown",
     ],
-    # zk-hw: the replay finds the epoch-0 record's truncation (its leader
-    # holds the HW it derived) but leaves its qualifier undecided: unlike
-    # seed000-hw-truncation (tests/test_scenarios.py, now global as its
-    # truth), epoch 1's start offset is in none of the lines read today (0.10
-    # prints it in no request log; the pre-2.8 templates are unread), so
-    # whether epoch 1 rewrote [10, 11) is not decided; the verdict agrees
-    # (invalid).
+    # zk-hw 0.10: epoch 1's start offset is in no line (0.10 prints none), so
+    # the replay, like the truth, leaves the qualifier of replica 2's
+    # truncation [10, 11) unknown. Still missed: replica 1's own truncation
+    # in epoch 0 (its fetch at 11 on broker 2's clock and its truncation line
+    # are within the skew allowance, and the other order makes no finding),
+    # and epoch 1's loss and HWM regression, which rest on X = 10: a reader
+    # gets it only by combining replica 1's truncation to 10 before it led
+    # with replica 2's fetches that stay at 10 under it (the leader's log end
+    # then), a bound the replay does not take. The verdict agrees (invalid).
     "seed000-hw-truncation-0.10": [
         "missing ('committed_data_loss', 'seed', 0, 1, None, 10, 11, 1, None, None)",
         "missing ('hwm_regression', 'seed', 0, 1, 1, 10, 11, None, None, None)",
         "missing ('truncation_below_hwm', 'seed', 0, 0, 1, 10, 11, None, 'local', None)",
-        "missing ('truncation_below_hwm', 'seed', 0, 1, 2, 10, 11, 1, 'global', None)",
-        "extra ('truncation_below_hwm', 'seed', 0, 1, 2, 10, 11, None, 'unknown', None)",
     ],
 }
 
@@ -222,32 +222,24 @@ def test_an_evidence_scenario_matches_its_truth_exactly(
 #: HWM from before it (their own HW, which the new leader never had)
 SWEEP_SEEDS = range(7000, 7040)
 #: Disagreements of the sweep not yet resolved, stated exactly so that any
-#: change fails the test. All three are one case: replica 4 lost data in an
-#: unclean shutdown (no startup lines in these clusters) and fetches again
-#: after an epoch whose start offset is in no artefact (its leader was
-#: elected while down, or there was none): the replay cannot tell whether
-#: that epoch rewrote the offsets (qualifier unknown, measured on the mark
-#: at the fetch), the truth knows it did not (local, on the mark the
-#: artefacts show).
-SWEEP_KNOWN: dict[str, list[str]] = {
-    "elr-7011": [
-        "extra ('truncation_below_hwm', 'topic-0', 1, 6, 4, 1377, 1466, None, 'unknown', None)",
-        "missing ('truncation_below_hwm', 'topic-0', 1, 6, 4, 1377, 1462, None, 'local', None)",
-    ],
-    "elr-7018": [
-        "extra ('truncation_below_hwm', 'topic-1', 2, 3, 4, 1440, 1511, None, 'unknown', None)",
-        "extra ('truncation_below_hwm', 'topic-0', 1, 6, 4, 1094, 1163, None, 'unknown', None)",
-        "missing ('truncation_below_hwm', 'topic-0', 1, 6, 4, 1094, 1156, None, 'local', None)",
-        "missing ('truncation_below_hwm', 'topic-1', 2, 3, 4, 1440, 1490, None, 'local', None)",
-    ],
-}
+#: change fails the test. None: the three of one case (elr-7011, elr-7018
+#: twice: replica 4's crash loss after an epoch whose leader, elected while
+#: down, printed no start offset) agree since the truth's reader knows that
+#: start is in no artefact (qualifier unknown) and sees the crashed leader's
+#: log end in the HWMs it answered and its acks in offset order.
+SWEEP_KNOWN: dict[str, list[str]] = {}
 
 
 @pytest.mark.slow
 def test_random_kraft_elr_clusters_at_a_high_fault_rate_match_their_truth(  # type: ignore[no-untyped-def]
-    spark, tmp_path
+    spark, tmp_path, capsys
 ) -> None:
-    from tests.test_scenarios import judge_fleet
+    from tests.test_scenarios import (
+        EXTRA_NOTED,
+        VERDICT_NOTED,
+        check_fleet,
+        judge_fleet,
+    )
 
     root = tmp_path / "fleet"
     for seed in SWEEP_SEEDS:
@@ -256,5 +248,9 @@ def test_random_kraft_elr_clusters_at_a_high_fault_rate_match_their_truth(  # ty
             fault_rate=4.0,
         )  # fmt: skip
     result = judge_fleet(root, tmp_path / "out")
-    assert {c: p for c, p in result.items() if p} == SWEEP_KNOWN
+    assert {c: r.problems for c, r in result.items() if r.problems} == SWEEP_KNOWN
+    # every excused comparison counted and capped, as in the main sweep: the
+    # counts one run measured (40 of 40 clusters agree)
+    caps = {EXTRA_NOTED: 3, VERDICT_NOTED: 5}
+    check_fleet(result, caps, f"{len(SWEEP_SEEDS)} kraft-elr clusters, fault rate 4", capsys)
     assert len(result) == len(SWEEP_SEEDS)

@@ -560,3 +560,48 @@ def test_a_second_crash_loss_is_measured_from_what_was_seen_after_the_first() ->
             "evidence only up to 0"
         ]
     ]
+
+
+# -- what a reader can know of a crash loss ------------------------------------------
+
+
+def test_a_crash_loss_after_an_epoch_whose_start_no_line_prints(tmp_path: Path) -> None:
+    """kraft-elr, seed 7011: leader 4 of epoch 4 crashes uncleanly, losing
+    [1377, 1484) of topic-0-1. Broker 2 is elected for epoch 5 while down
+    (not yet fenced) and prints no start offset; broker 3 leads epoch 6 from
+    1483. Replica 4's records were committed up to 1466 and broker 3 still
+    holds them (local), but whether epoch 5 rewrote them is in no artefact:
+    the reader's qualifier is unknown. Its log end in evidence is 1469, from
+    an acks=1 ack (base 1468) that an acks=all ack of an older batch (base
+    1461) answered later does not take back."""
+    truth = simulator.simulate(
+        "random", tmp_path, seed=7011, era="kraft-elr", brokers=4, fault_rate=4.0
+    )
+    (i, finding), *_ = [
+        (i, f)
+        for i, f in enumerate(truth["findings"])
+        if (f["topic"], f["partition"], f["replica"]) == ("topic-0", 1, 4)
+    ]
+    assert finding == {
+        "kind": "truncation_below_hwm",
+        "topic": "topic-0",
+        "partition": 1,
+        "leader_epoch": 6,
+        "replica": 4,
+        "offset_start": 1377,
+        "offset_end": 1466,
+        "records_lost": None,
+        "qualifier": "local",
+        "visible_offset_start": 1377,
+        "visible_offset_end": 1466,
+        "visible_records_lost": None,
+        "visible_qualifier": "unknown",
+    }
+    (note,) = [n for n in truth["undecidable"] if n["finding"] == i]
+    assert note["reasons"] == [
+        "replica 4 lost [1377, 1484) when the true HWM was 1466; when the loss shows (its next "
+        "fetch) the true HWM is 1501",
+        "truncation of replica 4 [1377, 1484): the start offset of epoch 5 (written after the "
+        "replica's records) is in no artefact, so whether that epoch rewrote them is not in "
+        "evidence",
+    ]

@@ -559,7 +559,10 @@ def test_a_0_10_leaders_log_end_is_in_its_followers_growing_fetches(tmp_path: Pa
     crashes and comes back with log end 75. Its produce lines print no
     offsets, but its followers' logged fetches grew from 75 to 95 by records
     only it sent: a reader sees that it held 95, so the crash loss [75, 95)
-    below the HWM 95 is visible, not ``visible_absent``."""
+    below the HWM 95 is visible, not ``visible_absent``. Broker 2, which
+    leads epoch 2 from 95, prints no start offset (0.10 has no such line)
+    and no startup line after it began: that it rewrote none of [75, 95) is
+    in no artefact, so the reader's qualifier is unknown."""
     knobs: dict[str, Any] = {
         "era": "zk-hw",
         "version": "0.10",
@@ -593,7 +596,21 @@ def test_a_0_10_leaders_log_end_is_in_its_followers_growing_fetches(tmp_path: Pa
             "offset_end": 95,
             "records_lost": None,
             "qualifier": "local",
+            "visible_offset_start": 75,
+            "visible_offset_end": 95,
+            "visible_records_lost": None,
+            "visible_qualifier": "unknown",
         }
+    ]
+    (i,) = [i for i, f in enumerate(truth["findings"]) if f == loss[0]]
+    assert [n["reasons"] for n in truth["undecidable"] if n["finding"] == i] == [
+        [
+            "replica 3 lost [75, 115) when the true HWM was 95; when the loss shows (its "
+            "restart) the true HWM is 134",
+            "truncation of replica 3 [75, 115): the start offset of epoch 2 (written after the "
+            "replica's records) is in no artefact, so whether that epoch rewrote them is not in "
+            "evidence",
+        ]
     ]
 
 
