@@ -520,7 +520,16 @@ class Cluster:
         x = self.brokers[leader].replicas[key].log.leo if leader >= 0 else 0
         alive = leader >= 0 and self.brokers[leader].reachable
         self.truth.epoch_began(
-            key, epoch, leader, x, members, recovering, leader_alive=alive, now=self.now
+            key,
+            epoch,
+            leader,
+            x,
+            members,
+            recovering,
+            leader_alive=alive,
+            now=self.now,
+            # 0.10's makeLeader prints no start offset (from 0.11 it does)
+            start_printed=not (self.old and not self.version.at_least("0.11")),
         )
 
     def elect_unclean(self, key: Key) -> None:

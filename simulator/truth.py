@@ -336,7 +336,18 @@ class Truth:
         if w is not None and w[0] == epoch and w[1] == leader and hwm < w[2]:
             del self.watch[key]
             visible: Any = False
-            if w[3] != w[2]:
+            if w[3] < 0:
+                # the epoch's start offset is in no line (0.10): that X < H(E),
+                # which makes a lower exposure a regression, is not in evidence
+                self._note(
+                    key,
+                    "hwm_regression",
+                    epoch,
+                    f"leader {leader} of epoch {epoch} printed no start offset (0.10 has no "
+                    "such line): that it began below H is in no artefact",
+                )
+                visible = None
+            elif w[3] != w[2]:
                 self._note(
                     key,
                     "hwm_regression",
@@ -390,8 +401,10 @@ class Truth:
         recovering: bool,
         leader_alive: bool = True,
         now: int | None = None,
+        start_printed: bool = True,
     ) -> None:
-        """The PartitionChangeRecord carrying ``leader`` (epoch ``epoch``) was written."""
+        """The PartitionChangeRecord carrying ``leader`` (epoch ``epoch``) was written.
+        ``start_printed`` False: the era's leader prints no start offset (0.10)."""
         self.watch.pop(key, None)
         if now is not None:
             self.epoch_ms[key][epoch] = now
@@ -428,6 +441,9 @@ class Truth:
         real = (x, h_lin, h_lin - x, None) if x < h_lin else None
         seen = (x, h_lin_ev, h_lin_ev - x, None) if x < h_lin_ev else None
         visible: Any = False if down else seen
+        unprinted = leader_alive and not start_printed and x < h_lin_ev
+        if unprinted:
+            visible = None
         # Every finding resting on H(E) is undecidable when H(E) comes from an
         # acks=all batch's record count, which no artefact shows, and the
         # shown mark gives other values.
@@ -447,13 +463,23 @@ class Truth:
                 f"leader {leader} of epoch {epoch} was down (not yet fenced) when elected and "
                 f"never served the epoch: X={x} is its on-disk log end, in no artefact",
             )
+        if unprinted:
+            self._note(
+                key,
+                "committed_data_loss",
+                epoch,
+                f"leader {leader} of epoch {epoch} printed no start offset (0.10 has no such "
+                f"line): X={x} is in no artefact",
+            )
         # H(E) is what was committed in the lineage the new leader continues: a
         # loss is counted once, in the epoch where it happened (seed 000's
         # orphaned m2 and seed 002 5.3.3's cascade; docs/findings.md).
         if leader not in prev_isr or recovering:
             lo, hi, lost = (x, h_lin, h_lin - x) if x < h_lin else (None, None, 0)
             v_unclean: Any = visible
-            if visible is None:
+            if unprinted:
+                v_unclean = (None, h_lin_ev, None, None)
+            elif visible is None:
                 v_unclean = (None, None, 0, None)
             f = self._finding(
                 "unclean_election", key, epoch, leader, lo, hi, lost, visible=v_unclean
@@ -468,7 +494,7 @@ class Truth:
             f = self._finding(
                 "committed_data_loss", key, epoch, None, x, h_lin, h_lin - x, visible=visible
             )
-            self.watch[key] = (epoch, leader, h_lin, h_lin_ev)
+            self.watch[key] = (epoch, leader, h_lin, -1 if unprinted else h_lin_ev)
         self._flush_notes(None, key, "committed_data_loss", epoch)
         if x < h_lin:
             self.hwm_lineage[key] = x

@@ -194,16 +194,16 @@ KNOWN_DISAGREEMENTS: dict[str, list[str]] = {
     ],
     # zk-hw 0.10: epoch 1's start offset is in no line (0.10 prints none), so
     # the replay, like the truth, leaves the qualifier of replica 2's
-    # truncation [10, 11) unknown. Still missed: replica 1's own truncation
-    # in epoch 0 (its fetch at 11 on broker 2's clock and its truncation line
-    # are within the skew allowance, and the other order makes no finding),
-    # and epoch 1's loss and HWM regression, which rest on X = 10: a reader
-    # gets it only by combining replica 1's truncation to 10 before it led
-    # with replica 2's fetches that stay at 10 under it (the leader's log end
-    # then), a bound the replay does not take. The verdict agrees (invalid).
+    # truncation [10, 11) unknown and reports neither epoch 1's loss nor its
+    # HWM regression (both rest on X = 10). Still missed: replica 1's own
+    # truncation in epoch 0. The mark 11 it cuts below was derived from its
+    # fetch at 11, logged on broker 2's clock 50 ms before its truncation
+    # line on its own: within the skew allowance the other order (truncation,
+    # then fetches at 10 and 11) leaves the mark at 10 and makes no finding.
+    # Only replica 2's fetches, which stay at 10 under leader 1 in epoch 1,
+    # exclude that order (leader 1 then held 10, not 11), a bound neither
+    # the replay nor the truth's reader takes. The verdict agrees (invalid).
     "seed000-hw-truncation-0.10": [
-        "missing ('committed_data_loss', 'seed', 0, 1, None, 10, 11, 1, None, None)",
-        "missing ('hwm_regression', 'seed', 0, 1, 1, 10, 11, None, None, None)",
         "missing ('truncation_below_hwm', 'seed', 0, 0, 1, 10, 11, None, 'local', None)",
     ],
 }

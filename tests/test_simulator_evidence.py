@@ -1066,9 +1066,9 @@ EXPECTED: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
     "seed000-hw-truncation-0.10": (
         [
             F("truncation_below_hwm", 0, 1, 10, 11, None, "local", topic="seed"),
-            F("committed_data_loss", 1, None, 10, 11, 1, topic="seed"),
-            # 0.10 prints no start offset: that epoch 1 rewrote [10, 11) is in
-            # no artefact
+            # 0.10 prints no start offset: that epoch 1 began at 10, below the
+            # mark 11, and so rewrote [10, 11), is in no artefact
+            F("committed_data_loss", 1, None, 10, 11, 1, topic="seed", visible_absent=True),
             F(
                 "truncation_below_hwm",
                 1,
@@ -1083,9 +1083,19 @@ EXPECTED: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
                 visible_records_lost=None,
                 visible_qualifier="unknown",
             ),
-            F("hwm_regression", 1, 1, 10, 11, None, topic="seed"),
+            F("hwm_regression", 1, 1, 10, 11, None, topic="seed", visible_absent=True),
         ],
         [
+            {
+                **U(
+                    1,
+                    "committed_data_loss",
+                    1,
+                    "leader 1 of epoch 1 printed no start offset (0.10 has no such line): X=10 "
+                    "is in no artefact",
+                ),
+                "topic": "seed",
+            },
             {
                 **U(
                     2,
@@ -1096,7 +1106,17 @@ EXPECTED: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {
                     "rewrote them is not in evidence",
                 ),
                 "topic": "seed",
-            }
+            },
+            {
+                **U(
+                    3,
+                    "hwm_regression",
+                    1,
+                    "leader 1 of epoch 1 printed no start offset (0.10 has no such line): that "
+                    "it began below H is in no artefact",
+                ),
+                "topic": "seed",
+            },
         ],
     ),
     "seed000-divergence-0.10": ([], []),
