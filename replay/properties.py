@@ -285,8 +285,10 @@ def _removed_committed(
     epoch's leader, so a replica holding them held data that is gone (global).
     A later epoch whose start is in no line but has a floor (``floors``,
     ``start_floor``) rewrote nothing below that floor: local when every such
-    start is at or above the committed part, else not decided. Under the
-    partition's only leader (``sole_leader``) nothing was rewritten: local.
+    start is at or above the committed part; global, with every record of
+    the range lost, when another later epoch's stated start is at or below
+    the offset cut to; else not decided. Under the partition's only leader
+    (``sole_leader``) nothing was rewritten: local.
     """
     mark = all_marks.get(t.leader_epoch) if t.leader_epoch is not None else None
     if mark is None:
@@ -332,6 +334,11 @@ def _removed_committed(
         ]
         if all(f is not None and f >= top for f in floored):
             return end, ended.committed_source, Scope.LOCAL, None, derived
+        known = [s for s in starts if s is not None]
+        if known and min(known) <= t.to_offset:
+            # a later epoch began at or below the cut: it rewrote all of the
+            # range, whatever the epochs whose start is in no line did
+            return end, ended.committed_source, Scope.GLOBAL, top - t.to_offset, derived
         return end, ended.committed_source, Scope.UNKNOWN, None, derived
     rewritten_from = min(s for s in starts if s is not None)
     if rewritten_from >= top:

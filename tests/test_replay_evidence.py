@@ -971,3 +971,39 @@ def test_a_zookeeper_leaders_isr_write_is_bridged_and_a_proposal_is_not() -> Non
         IsrUpdated(events[0].origin, 3, (3, 2)),
         IsrUpdated(events[1].origin, 3, (3,)),
     ]
+
+
+def test_a_later_start_at_or_below_the_cut_decides_the_loss_whatever_an_unstated_one_did() -> None:
+    """1 held epoch-0 records up to 100, all committed. Epoch 1 began where
+    2's log ended, in no line; epoch 2's leader 3 states it began at 50.
+    1 comes back at 60 in epoch 2: whatever epoch 1 rewrote, epoch 2
+    rewrote everything from 50, so [60, 100) exists nowhere else (global,
+    40 lost). Cut to 40 instead, below 50, how much epoch 1 rewrote of
+    [40, 50) is not in evidence: unknown."""
+
+    def story(cut: int) -> Story:
+        s = Story()
+        s.create((1, 2, 3), leader=1)
+        s.fetch(1, 2, 100, epoch=0, last_fetched=0, hwm=100)
+        s.fetch(1, 3, 50, epoch=0, last_fetched=0, hwm=100)
+        s.tick(5)
+        s.fence(1)
+        s.change(leader=2, isr=(2, 3))
+        s.tick(5)
+        s.fence(2)
+        s.change(leader=3, isr=(3,))
+        become_leader(s, 3, 2, 50)
+        s.tick(10)
+        s.fetch(3, 1, cut, epoch=2, last_fetched=0)
+        return s
+
+    truncations = of_kind(replay_partition(story(60).events, CTX), FindingKind.TRUNCATION_BELOW_HWM)
+    assert [
+        (t.leader_epoch, t.replica, t.offset_start, t.offset_end, t.records_lost, t.qualifier)
+        for t in truncations
+    ] == [(2, 1, 60, 100, 40, Scope.GLOBAL)]
+    truncations = of_kind(replay_partition(story(40).events, CTX), FindingKind.TRUNCATION_BELOW_HWM)
+    assert [
+        (t.leader_epoch, t.replica, t.offset_start, t.offset_end, t.records_lost, t.qualifier)
+        for t in truncations
+    ] == [(2, 1, 40, 100, None, Scope.UNKNOWN)]
