@@ -110,6 +110,15 @@ VISIBLE_FIELDS = {
 }
 
 
+def _started_at_or_above(infos: list[EpochInfo], offset: int) -> bool:
+    """Whether the artefacts show every one of these epochs began at or above
+    ``offset`` (its start printed, else its floor): none rewrote below it."""
+    return all(
+        v is not None and v >= offset
+        for v in (info.x if info.x_shown else info.x_floor for info in infos)
+    )
+
+
 def key_name(key: Key) -> str:
     return f"{key[0]}-{key[1]}"
 
@@ -793,10 +802,9 @@ class Truth:
             # what the artefacts show X to be at least; one shown at or below
             # ``to`` rewrote the whole range
             shown = [info.x for info in later if info.x_shown]
-            floors = [info.x if info.x_shown else info.x_floor for info in later]
             if shown and min(shown) <= to:
                 qualifier, lost = "global", end - to
-            elif all(f is not None and f >= end for f in floors):
+            elif _started_at_or_above(later, end):
                 qualifier = "local"
             else:
                 qualifier = "unknown"
@@ -1233,9 +1241,7 @@ class Truth:
         range's end."""
         for f, key, epochs, end, reason in self.start_pending:
             infos = [self.epochs[key][e] for e in epochs]
-            floors = [info.x if info.x_shown else info.x_floor for info in infos]
-            sole = self._sole_leader(key, max(epochs))
-            if not sole and not all(v is not None and v >= end for v in floors):
+            if not self._sole_leader(key, max(epochs)) and not _started_at_or_above(infos, end):
                 continue
             f["visible_qualifier"] = "local"
             index = self.findings.index(f)

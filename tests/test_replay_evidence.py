@@ -997,13 +997,12 @@ def test_a_later_start_at_or_below_the_cut_decides_the_loss_whatever_an_unstated
         s.fetch(3, 1, cut, epoch=2, last_fetched=0)
         return s
 
-    truncations = of_kind(replay_partition(story(60).events, CTX), FindingKind.TRUNCATION_BELOW_HWM)
-    assert [
-        (t.leader_epoch, t.replica, t.offset_start, t.offset_end, t.records_lost, t.qualifier)
-        for t in truncations
-    ] == [(2, 1, 60, 100, 40, Scope.GLOBAL)]
-    truncations = of_kind(replay_partition(story(40).events, CTX), FindingKind.TRUNCATION_BELOW_HWM)
-    assert [
-        (t.leader_epoch, t.replica, t.offset_start, t.offset_end, t.records_lost, t.qualifier)
-        for t in truncations
-    ] == [(2, 1, 40, 100, None, Scope.UNKNOWN)]
+    def found(cut: int) -> list[tuple[Any, ...]]:
+        result = replay_partition(story(cut).events, CTX)
+        return [
+            (t.leader_epoch, t.replica, t.offset_start, t.offset_end, t.records_lost, t.qualifier)
+            for t in of_kind(result, FindingKind.TRUNCATION_BELOW_HWM)
+        ]
+
+    assert found(60) == [(2, 1, 60, 100, 40, Scope.GLOBAL)]
+    assert found(40) == [(2, 1, 40, 100, None, Scope.UNKNOWN)]
