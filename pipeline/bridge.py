@@ -39,6 +39,7 @@ from replay.types import (
     ClientEpochAnswer,
     ClientHwm,
     ClientPosition,
+    ControllerChange,
     EpochAnswer,
     EpochCheckpoint,
     Event,
@@ -190,6 +191,34 @@ def _leader_and_isr(r: dict[str, Any]) -> LeaderAndIsr:
     )
 
 
+def _controller_change(r: dict[str, Any]) -> ControllerChange | None:
+    """A KRaft controller's ``UNCLEAN partition change`` line. A field its
+    diff leaves out is unchanged (old = new); a change that elects no new
+    leader epoch, or whose leader or ISR neither side prints, is no step of
+    a lineage (None, by rule), and neither is the ``Setting new leader``
+    line, which names no epoch."""
+    epoch, leader, isr = r["leader_epoch"], r["leader"], _ints(r["isr"])
+    before_epoch = r.get("previous_leader_epoch")
+    if epoch is None or before_epoch is None or leader is None or isr is None:
+        return None
+    before_leader = r.get("previous_leader")
+    before_isr = _ints(r.get("previous_isr"))
+    partition_epoch = r["partition_epoch"]
+    before_partition_epoch = r.get("previous_partition_epoch")
+    return ControllerChange(
+        _origin(r),
+        leader if before_leader is None else before_leader,
+        leader,
+        before_epoch,
+        epoch,
+        isr if before_isr is None else before_isr,
+        isr,
+        partition_epoch if before_partition_epoch is None else before_partition_epoch,
+        partition_epoch,
+        r["leader_recovery_state"],
+    )
+
+
 def _broker(r: dict[str, Any]) -> int:
     """The broker a startup or config line speaks of: its own id when the line
     prints it, else the broker whose file it is."""
@@ -297,7 +326,9 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], Event | None]] = {
         r["truncate_to"],
         r["diverging_epoch"],
         r["diverging_end_offset"],
+        r["leader"],
     ),
+    "unclean_partition_change": _controller_change,
     "epoch_checkpoint": lambda r: EpochCheckpoint(
         _origin(r), r["replica"], r["leader_epoch"], r["base_offset"]
     ),
@@ -366,7 +397,6 @@ NOT_REPLAYED = frozenset(
         "hwm_regression_warning",
         "log_loaded",
         "recovering",
-        "unclean_partition_change",
         "hwm_checkpoint",
         "zk_unclean_election",
         "segment_batch",
@@ -660,6 +690,7 @@ SET_COLUMNS = (
     "last_known_elr",
     "adding_replicas",
     "removing_replicas",
+    "previous_isr",
 )
 
 #: The silver columns the converters read: only these cross into Python
@@ -705,6 +736,9 @@ REPLAYED_COLUMNS = (
     "unclean_election_enabled",
     "kafka_version",
     "mode",
+    "previous_leader",
+    "previous_leader_epoch",
+    "previous_partition_epoch",
 )
 
 

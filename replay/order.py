@@ -62,6 +62,7 @@ from replay.types import (
     BrokerRegistration,
     BrokerRestart,
     ClientHwm,
+    ControllerChange,
     EpochAnswer,
     Event,
     FetchAnswer,
@@ -205,7 +206,7 @@ def _controller_order(event: Event) -> tuple[object, ...]:
             origin.source.source_file,
             origin.seq,
         )
-    if isinstance(event, LeaderAndIsr):
+    if isinstance(event, LeaderAndIsr | ControllerChange):
         version = event.partition_epoch if event.partition_epoch is not None else -1
         return (
             1,
@@ -282,6 +283,13 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
         (metadata if isinstance(event, METADATA_EVENTS) else observed).append(event)
 
     metadata = _dated_offline(metadata)
+    # A KRaft controller's printed change repeats a metadata record: where the
+    # partition has records, they decide (kafka-formats.md 2.6).
+    printed = 0
+    if any(isinstance(e, PartitionRecord | PartitionChangeRecord) for e in metadata):
+        kept_records: list[Event] = [e for e in metadata if not isinstance(e, ControllerChange)]
+        printed = len(metadata) - len(kept_records)
+        metadata = kept_records
     metadata.sort(key=_controller_order)
     kept: list[Event] = []
     seen: set[tuple[object, ...]] = set()
@@ -297,7 +305,7 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
                 continue
             seen.add(identity)
         kept.append(event)
-    duplicates = len(metadata) - len(kept)
+    duplicates = len(metadata) - len(kept) + printed
 
     # A broker's line pasted without its timestamp (an excerpt beside the log
     # it came from) says what its timed copy says, and the copy says when: an
@@ -330,11 +338,21 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
     leader: int | None = None
     #: per record that changes the leader: (leader before, leader after)
     handover: dict[int, tuple[int | None, int]] = {}
+    #: per broker, the known epochs it led
+    led: dict[int, list[int]] = {}
     for index, event in enumerate(kept):
-        if isinstance(event, PartitionRecord | LeaderAndIsr):
+        if isinstance(event, ControllerChange) and (
+            epoch is None or event.leader_epoch_before > epoch
+        ):
+            epoch = event.leader_epoch_before
+            created_at.setdefault(epoch, index)
+            led.setdefault(event.leader_before, []).append(epoch)
+            leader = event.leader_before
+        if isinstance(event, PartitionRecord | LeaderAndIsr | ControllerChange):
             if epoch is None or event.leader_epoch > epoch:
                 handover[index] = (leader, event.leader)
                 leader = event.leader
+                led.setdefault(event.leader, []).append(event.leader_epoch)
             epoch = event.leader_epoch
             created_at.setdefault(epoch, index)
         elif (
@@ -346,6 +364,7 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
             created_at.setdefault(epoch, index)
             handover[index] = (leader, event.leader)
             leader = event.leader
+            led.setdefault(event.leader, []).append(epoch)
         t = _ts(event.origin.time)
         last = max(last, t) if t is not None else last
         clock.append(last)
@@ -411,6 +430,7 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
                 )
             )
         keyed.sort(key=_first)
+        merged = _untimed_order(keyed, led)
         observer_key = observer if observer is not None else -1
         named: int | None = None
         floor = floor_for(None)
@@ -451,14 +471,15 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
                 if ceiling is not None and pos > ceiling:
                     pos = ceiling
             source_file = origin.source.source_file
+            at = merged.get(id(event))
             key = (
                 pos,
                 0,
                 t if t is not None else _INF,
                 observer_key,
-                rank,
-                source_file,
-                origin.seq,
+                rank if at is None else -1,
+                source_file if at is None else "",
+                origin.seq if at is None else at,
             )
             kind = type(event)
             placed.append(
@@ -510,6 +531,52 @@ def order_events(events: Iterable[Event], max_clock_skew_s: float = 2.0) -> Orde
     for index, cause in causes.items():
         placements[index] = placements[index]._replace(after=cause)
     return Ordered(tuple(ordered), clock_placed, duplicates, tuple(placements))
+
+
+def _untimed_order(
+    keyed: Sequence[tuple[tuple[object, ...], float | None, int, Event]],
+    led: Mapping[int, list[int]],
+) -> dict[int, int]:
+    """One broker's log lines pasted without a time (a ticket's excerpts),
+    in the order they happened as far as the lines say: each file's own
+    order kept, files merged by the leader epoch each line names. A line
+    that names none takes the epoch of the line above it in its file; a
+    fetcher's truncation takes the epoch its leader (``leaderId``) led when
+    that broker led one known epoch only; and within one epoch the broker's
+    ``starts at leader epoch`` line comes first, since it acts in an epoch
+    only once it has taken it. Returns each such event's place (by id)."""
+    files: dict[str, list[Event]] = {}
+    first = len(keyed)  # the untimed sort last (``keyed`` is sorted)
+    while first and keyed[first - 1][1] is None:
+        first -= 1
+    for _, _, _, event in keyed[first:]:
+        if type(event) in _LOG_LINE_TYPES:
+            files.setdefault(event.origin.source.source_file, []).append(event)
+    if not files:
+        return {}
+    keys: dict[str, list[tuple[int, int]]] = {}
+    for name, lines in files.items():
+        running = -1
+        out = []
+        for event in lines:
+            named = named_epoch(event)
+            if named is None and isinstance(event, LogTruncated) and event.leader is not None:
+                epochs = led.get(event.leader, [])
+                named = epochs[0] if len(epochs) == 1 else None
+            if named is not None and named >= 0:
+                running = max(running, named)
+            taking = isinstance(event, BecomeLeader | BecomeFollower)
+            out.append((running if named is None else named, 0 if taking else 1))
+        keys[name] = out
+    place: dict[int, int] = {}
+    heads = dict.fromkeys(files, 0)
+    while heads:
+        name = min(heads, key=lambda f: (*keys[f][heads[f]], f))
+        place[id(files[name][heads[name]])] = len(place)
+        heads[name] += 1
+        if heads[name] == len(files[name]):
+            del heads[name]
+    return place
 
 
 def _learned_from(

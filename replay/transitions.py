@@ -58,6 +58,7 @@ from replay.types import (
     ClientEpochAnswer,
     ClientHwm,
     ClientPosition,
+    ControllerChange,
     ElectionKind,
     EpochAnswer,
     EpochCheckpoint,
@@ -117,6 +118,8 @@ def step(history: History, event: Event) -> History:
             return _epoch_checkpoint(history, event)
         case LeaderAndIsr():
             return _leader_and_isr(history, event)
+        case ControllerChange():
+            return _controller_change(history, event)
         case PartitionOffline():
             return _partition_offline(history, event)
         case MinIsrConfig():
@@ -161,6 +164,8 @@ def _evidence_kind(event: Event) -> str:
         return "metadata"
     if isinstance(event, LeaderAndIsr | PartitionOffline):
         return "zk_controller"
+    if isinstance(event, ControllerChange):
+        return "controller_log"
     if isinstance(
         event,
         BecomeLeader
@@ -197,7 +202,7 @@ def _observe(history: History, origin: Origin, event: Event) -> History:
         last = origin.time if last is None or origin.time > last else last
     observers = history.observers
     last_seen = history.last_seen
-    if kind not in ("metadata", "zk_controller") and origin.observer is not None:
+    if kind not in ("metadata", "zk_controller", "controller_log") and origin.observer is not None:
         if origin.observer not in observers:
             observers = observers | {origin.observer}
         if origin.time is not None:
@@ -1235,6 +1240,14 @@ def _become_leader(history: History, event: BecomeLeader) -> History:
     if event.start_offset is None or event.start_offset < 0:
         return history
     view = history.epoch(event.leader_epoch)
+    if view is None and history.epochs and event.leader_epoch < history.epochs[0].leader_epoch:
+        # It led an epoch older than the lineage in evidence (a ticket's
+        # excerpts begin later): its data is of that epoch or older, so the
+        # known epochs after it are the ones that could rewrite it.
+        log = history.replica(event.broker)
+        if log.top_epoch is None or log.top_epoch < event.leader_epoch:
+            history = history.with_replica(event.broker, replace(log, top_epoch=event.leader_epoch))
+        return history
     if view is not None and view.leader == event.broker:
         view = replace(view, start_offset=view.start_offset.pin(event.start_offset, source))
         if event.hwm is not None and event.hwm >= 0 and view.start_exposure is None:
@@ -1405,6 +1418,39 @@ def _zk_version_shown(history: History, event: LeaderAndIsr) -> History:
         return history
     election = _zk_election(event, isr_before)
     return history.with_epoch(replace(current, isr_before=isr_before, election=election))
+
+
+def _controller_change(history: History, event: ControllerChange) -> History:
+    """A KRaft controller's printed change, as the two states it names: the
+    one it changed (a decision already folded when the previous change ended
+    in it) and the one it made, each a whole partition state like a
+    ZooKeeper controller's decision. The election is judged from the ISR the
+    line says it replaced (kafka-formats.md 2.6: UNCLEAN when the new leader
+    was not in it), not from whatever ISR the replay last knew."""
+    origin = event.origin
+    before = LeaderAndIsr(
+        origin,
+        event.leader_before,
+        event.leader_epoch_before,
+        event.isr_before,
+        event.partition_epoch_before,
+    )
+    current = history.current_epoch
+    if current is None or current.leader_epoch < event.leader_epoch_before:
+        history = _leader_and_isr(history, before)
+    else:
+        registration = history.registration
+        if registration is not None and current.leader_epoch == event.leader_epoch_before:
+            history = replace(history, registration=replace(registration, isr=event.isr_before))
+    after = LeaderAndIsr(
+        origin,
+        event.leader,
+        event.leader_epoch,
+        event.isr,
+        event.partition_epoch,
+        event.leader_recovery_state,
+    )
+    return _leader_and_isr(history, after)
 
 
 def _partition_offline(history: History, event: PartitionOffline) -> History:

@@ -250,6 +250,29 @@ class LeaderAndIsr:
 
 
 @dataclass(frozen=True, slots=True)
+class ControllerChange:
+    """A KRaft controller's own line for one partition change it replayed,
+    ``UNCLEAN partition change for tp with topic ID U: field: old -> new,
+    ...`` (kafka-formats.md 2.6): the state before and after a change that
+    elected a new leader (a field the diff leaves out is unchanged). The
+    metadata log holds the same change as a record: where the partition has
+    records, they decide and this line adds nothing; without them (a ticket
+    of pasted excerpts) the line is the lineage's evidence for the epochs it
+    names (replay/order.py ``order_events``)."""
+
+    origin: Origin
+    leader_before: int
+    leader: int
+    leader_epoch_before: int
+    leader_epoch: int
+    isr_before: tuple[int, ...]
+    isr: tuple[int, ...]
+    partition_epoch_before: int | None = None
+    partition_epoch: int | None = None
+    leader_recovery_state: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PartitionOffline:
     """A ZooKeeper controller moved the partition to OfflinePartition
     (``changed partition ... state from OnlinePartition to
@@ -300,6 +323,9 @@ class LogTruncated:
     to_offset: int
     diverging_epoch: int | None = None
     diverging_end_offset: int | None = None
+    #: the leader a fetcher thread's line names (``leaderId=L``): the one
+    #: whose answer it truncated on
+    leader: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -525,6 +551,7 @@ Event = (
     | LogTruncated
     | EpochCheckpoint
     | LeaderAndIsr
+    | ControllerChange
     | PartitionOffline
     | MinIsrConfig
     | IsrUpdated
@@ -549,6 +576,7 @@ METADATA_EVENTS = (
     BrokerRegistration,
     BrokerFencing,
     LeaderAndIsr,
+    ControllerChange,
     PartitionOffline,
     MinIsrConfig,
 )

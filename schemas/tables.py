@@ -106,6 +106,8 @@ RAW_LINES = StructType(
 #:                           (fetcher "due to leader epoch and offset EpochEndOffset"),
 #:                           hwm ("to local high watermark H" / "due to local high
 #:                           watermark H" / WARN "below high watermark H")
+#:                           and, from a fetcher's prefix, leader (the leaderId whose
+#:                           answer it acted on)
 #:   isr_shrink              replica (the leader), isr (the new ISR), hwm, leo
 #:   isr_expand              replica (the leader), isr (the new ISR; <= 2.7 only)
 #:   isr_updated             replica (the leader), isr, partition_epoch (the
@@ -120,8 +122,11 @@ RAW_LINES = StructType(
 #:                           new value of each field the diff lists, null when the
 #:                           diff leaves it out (unchanged): leader, leader_epoch,
 #:                           isr, partition_epoch, leader_recovery_state (0
-#:                           RECOVERED, 1 RECOVERING); "Setting new leader ... using
-#:                           an unclean election" (3.6+): topic_id, partition, leader
+#:                           RECOVERED, 1 RECOVERING), and the old value of the
+#:                           same fields: previous_leader, previous_leader_epoch,
+#:                           previous_isr, previous_partition_epoch; "Setting new
+#:                           leader ... using an unclean election" (3.6+): topic_id,
+#:                           partition, leader
 #:   leader_and_isr          ZK controller state-change line (5.6, 1.1-3.9; observer
 #:                           = the file's broker, the controller): ``[Controller id=N
 #:                           epoch=E] Changed partition <tp> from <S> to <S> with state
@@ -292,6 +297,11 @@ PARTITION_EVENTS = StructType(
         _f("unclean_election_enabled", BooleanType()),
         _f("offset_lag", LongType()),
         _f("is_future", BooleanType()),
+        # the state a KRaft controller's printed partition change replaced
+        _f("previous_leader", IntegerType()),
+        _f("previous_leader_epoch", IntegerType()),
+        _f("previous_isr", INT_ARRAY),
+        _f("previous_partition_epoch", IntegerType()),
     ]
 )
 

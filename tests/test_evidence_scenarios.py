@@ -184,14 +184,6 @@ def fleet(spark, tmp_path_factory) -> dict[str, list[str]]:  # type: ignore[no-u
 #: Disagreements not yet resolved, stated exactly (any change fails the test):
 #: the readers are all in; these are the replay's to close.
 KNOWN_DISAGREEMENTS: dict[str, list[str]] = {
-    # Excerpts alone: the replay builds no epoch lineage from controller and
-    # broker lines without a metadata log, so it says unknown.
-    "kraft-unclean-ticket": [
-        "missing ('committed_data_loss', 'orders', 0, 2, None, 100, 301, 201, None, None)",
-        "missing ('truncation_below_hwm', 'orders', 0, 2, 1, 100, 301, 201, 'global', None)",
-        "missing ('unclean_election', 'orders', 0, 2, 2, 100, 301, 201, None, None)",
-        "verdict orders-0: truth invalid, replay unknown",
-    ],
     # zk-hw 0.10: epoch 1's start offset is in no line (0.10 prints none), so
     # the replay, like the truth, leaves the qualifier of replica 2's
     # truncation [10, 11) unknown and reports neither epoch 1's loss nor its

@@ -216,72 +216,81 @@ def test_leader_and_follower_lines_every_generation(result: dict[str, Any]) -> N
     assert [r["seq"] for r in rows] == [n * 100_000 for n in (1, 2, 3, 4, 5, 6, 7, 8, 10)]
     assert [non_null(r) for r in rows] == [
         # 2.8-3.2 leader: no partition epoch, no topic id
-        {"line_no": 1, "kind": "become_leader", "topic": "orders", "partition": 0, "replica": 1,
-         "leader": 1, "leader_epoch": 5, "leo": 3200, "hwm": 3100, "isr": [1, 2, 3]},
-        {"line_no": 2, "kind": "become_follower", "topic": "orders", "partition": 1, "replica": 1,
-         "leader_epoch": 6, "leo": 2987, "hwm": 2900},
+        # (the topic id of every "orders" row is the one line 6 prints, and
+        # "my-app-events"' the one line 3 prints: the topic-name join)
+        {"line_no": 1, "kind": "become_leader", "topic": "orders", "partition": 0,
+         "topic_id": ORDERS, "replica": 1, "leader": 1, "leader_epoch": 5, "leo": 3200,
+         "hwm": 3100, "isr": [1, 2, 3]},
+        {"line_no": 2, "kind": "become_follower", "topic": "orders", "partition": 1,
+         "topic_id": ORDERS, "replica": 1, "leader_epoch": 6, "leo": 2987, "hwm": 2900},
         # 3.3-3.4 leader; topic with dashes: the partition is after the last '-'
         {"line_no": 3, "kind": "become_leader", "topic": "my-app-events", "partition": 2,
          "topic_id": EVENTS_ID, "replica": 1, "leader": 1, "leader_epoch": 7, "leo": 100,
          "partition_epoch": 12, "hwm": 90, "isr": [1, 3]},
         # 3.5 leader: under-min-isr; "with topic id None"
         {"line_no": 4, "kind": "become_leader", "topic": "my-app-events", "partition": 3,
-         "replica": 1, "leader": 1, "leader_epoch": 2, "leo": 0, "partition_epoch": 3, "hwm": 0,
-         "isr": [1]},
+         "topic_id": EVENTS_ID, "replica": 1, "leader": 1, "leader_epoch": 2, "leo": 0,
+         "partition_epoch": 3, "hwm": 0, "isr": [1]},
         # 3.3-3.5 follower: current leader and partition epoch
-        {"line_no": 5, "kind": "become_follower", "topic": "orders", "partition": 1, "replica": 1,
-         "leader": 3, "leader_epoch": 8, "leo": 3000, "partition_epoch": 14, "hwm": 2990},
+        {"line_no": 5, "kind": "become_follower", "topic": "orders", "partition": 1,
+         "topic_id": ORDERS, "replica": 1, "leader": 3, "leader_epoch": 8, "leo": 3000,
+         "partition_epoch": 14, "hwm": 2990},
         # 3.6+ leader
         {"line_no": 6, "kind": "become_leader", "topic": "orders", "partition": 0,
          "topic_id": ORDERS, "replica": 1, "leader": 1, "leader_epoch": 8, "leo": 3200,
          "partition_epoch": 21, "hwm": 3100, "isr": [1, 2]},
         # 3.6+ follower
-        {"line_no": 7, "kind": "become_follower", "topic": "orders", "partition": 1, "replica": 1,
-         "leader": 2, "leader_epoch": 9, "leo": 3100, "partition_epoch": 22, "hwm": 3050},
-        {"line_no": 8, "kind": "recovering", "topic": "orders", "partition": 0, "replica": 1,
-         "leader": 1},
+        {"line_no": 7, "kind": "become_follower", "topic": "orders", "partition": 1,
+         "topic_id": ORDERS, "replica": 1, "leader": 2, "leader_epoch": 9, "leo": 3100,
+         "partition_epoch": 22, "hwm": 3050},
+        {"line_no": 8, "kind": "recovering", "topic": "orders", "partition": 0,
+         "topic_id": ORDERS, "replica": 1, "leader": 1},
         # no layout, no prefix: the replica is the file's broker
-        {"line_no": 10, "kind": "become_leader", "topic": "orders", "partition": 0, "replica": 1,
-         "leader": 1, "leader_epoch": 5, "leo": 3200, "hwm": 3100, "isr": [1]},
+        {"line_no": 10, "kind": "become_leader", "topic": "orders", "partition": 0,
+         "topic_id": ORDERS, "replica": 1, "leader": 1, "leader_epoch": 5, "leo": 3200,
+         "hwm": 3100, "isr": [1]},
     ]  # fmt: skip
 
 
 def test_server_log_lines(result: dict[str, Any]) -> None:
     rows = events_of(result, "server.log")
     assert [non_null(r) for r in rows] == [
-        {"line_no": 1, "kind": "truncation", "topic": "orders", "partition": 0, "replica": 1,
-         "truncate_to": 3100},
-        {"line_no": 3, "kind": "truncation", "topic": "orders", "partition": 0, "replica": 1,
-         "truncate_to": 3100, "diverging_epoch": 7, "diverging_end_offset": 3100},
-        {"line_no": 4, "kind": "truncation", "topic": "orders", "partition": 1, "replica": 1,
-         "truncate_to": 2900, "hwm": 2900},
-        {"line_no": 5, "kind": "truncation", "topic": "orders", "partition": 1, "replica": 1,
-         "truncate_to": 2900, "hwm": 2900},
-        {"line_no": 6, "kind": "truncation", "topic": "orders", "partition": 0, "replica": 1,
-         "truncate_to": 3000, "hwm": 3100},
-        {"line_no": 7, "kind": "isr_shrink", "topic": "orders", "partition": 0, "replica": 1,
-         "isr": [1, 3], "hwm": 3100, "leo": 3250},
-        {"line_no": 8, "kind": "isr_expand", "topic": "orders", "partition": 0, "replica": 1,
-         "isr": [1, 3, 2]},
-        {"line_no": 9, "kind": "isr_updated", "topic": "orders", "partition": 0, "replica": 1,
-         "isr": [1, 3], "partition_epoch": 17},
-        {"line_no": 10, "kind": "isr_updated", "topic": "orders", "partition": 0, "replica": 1,
-         "isr": [1, 3, 2], "partition_epoch": 18},
-        {"line_no": 11, "kind": "isr_updated", "topic": "orders", "partition": 0, "replica": 1,
-         "isr": [1, 3], "partition_epoch": 19},
+        {"line_no": 1, "kind": "truncation", "topic": "orders", "partition": 0, "topic_id": ORDERS,
+         "replica": 1, "truncate_to": 3100},
+        {"line_no": 3, "kind": "truncation", "topic": "orders", "partition": 0, "topic_id": ORDERS,
+         "replica": 1, "truncate_to": 3100, "diverging_epoch": 7, "diverging_end_offset": 3100,
+         "leader": 3},  # the fetcher's leaderId
+        {"line_no": 4, "kind": "truncation", "topic": "orders", "partition": 1, "topic_id": ORDERS,
+         "replica": 1, "truncate_to": 2900, "hwm": 2900, "leader": 3},
+        {"line_no": 5, "kind": "truncation", "topic": "orders", "partition": 1, "topic_id": ORDERS,
+         "replica": 1, "truncate_to": 2900, "hwm": 2900, "leader": 3},
+        {"line_no": 6, "kind": "truncation", "topic": "orders", "partition": 0, "topic_id": ORDERS,
+         "replica": 1, "truncate_to": 3000, "hwm": 3100, "leader": 3},
+        {"line_no": 7, "kind": "isr_shrink", "topic": "orders", "partition": 0, "topic_id": ORDERS,
+         "replica": 1, "isr": [1, 3], "hwm": 3100, "leo": 3250},
+        {"line_no": 8, "kind": "isr_expand", "topic": "orders", "partition": 0, "topic_id": ORDERS,
+         "replica": 1, "isr": [1, 3, 2]},
+        {"line_no": 9, "kind": "isr_updated", "topic": "orders", "partition": 0, "topic_id": ORDERS,
+         "replica": 1, "isr": [1, 3], "partition_epoch": 17},
+        {"line_no": 10, "kind": "isr_updated", "topic": "orders", "partition": 0,
+         "topic_id": ORDERS, "replica": 1, "isr": [1, 3, 2], "partition_epoch": 18},
+        {"line_no": 11, "kind": "isr_updated", "topic": "orders", "partition": 0,
+         "topic_id": ORDERS, "replica": 1, "isr": [1, 3], "partition_epoch": 19},
         # 3.6+: the empty under-min-isr slot (two spaces), then the marker
-        {"line_no": 12, "kind": "isr_updated", "topic": "orders", "partition": 0, "replica": 1,
-         "isr": [1], "partition_epoch": 20, "under_min_isr": False},
-        {"line_no": 13, "kind": "isr_updated", "topic": "orders", "partition": 0, "replica": 1,
-         "isr": [1], "partition_epoch": 21, "under_min_isr": True},
-        {"line_no": 14, "kind": "isr_updated", "topic": "orders", "partition": 0, "replica": 1,
-         "isr": [1, 3], "partition_epoch": 22},
+        {"line_no": 12, "kind": "isr_updated", "topic": "orders", "partition": 0,
+         "topic_id": ORDERS, "replica": 1, "isr": [1], "partition_epoch": 20,
+         "under_min_isr": False},
+        {"line_no": 13, "kind": "isr_updated", "topic": "orders", "partition": 0,
+         "topic_id": ORDERS, "replica": 1, "isr": [1], "partition_epoch": 21,
+         "under_min_isr": True},
+        {"line_no": 14, "kind": "isr_updated", "topic": "orders", "partition": 0,
+         "topic_id": ORDERS, "replica": 1, "isr": [1, 3], "partition_epoch": 22},
         {"line_no": 15, "kind": "hwm_regression_warning", "topic": "orders", "partition": 0,
-         "replica": 1, "hwm": 3000, "previous_hwm": 3100},
+         "topic_id": ORDERS, "replica": 1, "hwm": 3000, "previous_hwm": 3100},
         {"line_no": 16, "kind": "hwm_regression_warning", "topic": "orders", "partition": 0,
-         "replica": 1, "hwm": 2950, "previous_hwm": 3100},
-        {"line_no": 17, "kind": "log_loaded", "topic": "orders", "partition": 0, "replica": 1,
-         "hwm": 3100},
+         "topic_id": ORDERS, "replica": 1, "hwm": 2950, "previous_hwm": 3100},
+        {"line_no": 17, "kind": "log_loaded", "topic": "orders", "partition": 0, "topic_id": ORDERS,
+         "replica": 1, "hwm": 3100},
     ]  # fmt: skip
     assert rows[0]["event_time"] == t(10)
     assert rows[-1]["event_time"] == t(18)
@@ -295,7 +304,7 @@ def test_container_runtime_prefix(result: dict[str, Any]) -> None:
           "replica": 2, "isr": [2], "hwm": 50, "leo": 60}),
         (dt.datetime(2024, 5, 1, 10, 0, 31, 220000),
          {"line_no": 2, "kind": "become_follower", "topic": "orders", "partition": 1,
-          "replica": 2, "leader_epoch": 6, "leo": 2987, "hwm": 2900}),
+          "topic_id": ORDERS, "replica": 2, "leader_epoch": 6, "leo": 2987, "hwm": 2900}),
     ]  # fmt: skip
     assert all(r["observer"] == 2 for r in rows)
 
@@ -306,14 +315,18 @@ def test_kraft_unclean_lines(result: dict[str, Any]) -> None:
     assert [non_null(r) for r in rows] == [
         {"line_no": 1, "kind": "unclean_partition_change", "topic": "orders", "partition": 0,
          "topic_id": ORDERS, "leader": 3, "leader_epoch": 8, "partition_epoch": 21,
-         "isr": [3], "leader_recovery_state": 1},
+         "isr": [3], "leader_recovery_state": 1,
+         # the state it changed, from the diff's old values
+         "previous_leader": -1, "previous_leader_epoch": 7, "previous_partition_epoch": 20,
+         "previous_isr": [1]},
         # unchanged fields (leader, recovery state) are left out of the diff: null
         {"line_no": 2, "kind": "unclean_partition_change", "topic": "my-app-events",
          "partition": 2, "topic_id": EVENTS_ID, "leader_epoch": 4, "partition_epoch": 10,
-         "isr": [3, 4]},
-        # topic_id only (the topic-name join fills the name when a record names it)
-        {"line_no": 3, "kind": "unclean_partition_change", "partition": 0, "topic_id": ORDERS,
-         "leader": 3},
+         "isr": [3, 4], "previous_leader_epoch": 3, "previous_partition_epoch": 9,
+         "previous_isr": [1, 2]},
+        # topic_id only: the topic-name join fills the name line 1 prints with it
+        {"line_no": 3, "kind": "unclean_partition_change", "topic": "orders", "partition": 0,
+         "topic_id": ORDERS, "leader": 3},
     ]  # fmt: skip
     assert rows[0]["event_time"] == dt.datetime(2024, 5, 1, 10, 0, 0, 456000)
 

@@ -162,7 +162,8 @@ def test_json_layouts(result: dict[str, Any]) -> None:
     ]
     assert [non_null(r) for r in rows] == [
         {"line_no": 1, "kind": "truncation", "topic": "orders", "partition": 0, "replica": 1,
-         "truncate_to": 3100, "diverging_epoch": 7, "diverging_end_offset": 3100},
+         "truncate_to": 3100, "diverging_epoch": 7, "diverging_end_offset": 3100,
+         "leader": 3},  # the fetcher's leaderId
         {"line_no": 2, "kind": "isr_updated", "topic": "orders", "partition": 0, "replica": 1,
          "isr": [1, 3], "partition_epoch": 19},
         {"line_no": 3, "kind": "become_follower", "topic": "orders", "partition": 1,
@@ -172,7 +173,7 @@ def test_json_layouts(result: dict[str, Any]) -> None:
         {"line_no": 5, "kind": "truncation", "topic": "orders", "partition": 0, "replica": 1,
          "truncate_to": 3100},
         {"line_no": 6, "kind": "truncation", "topic": "orders", "partition": 0, "replica": 1,
-         "truncate_to": 3000, "hwm": 3100},
+         "truncate_to": 3000, "hwm": 3100, "leader": 3},
     ]  # fmt: skip
 
 

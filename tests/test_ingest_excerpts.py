@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from tests.ingest_helpers import accounting, events_of, non_null
+from tests.ingest_helpers import EVERY_EVENT, accounting, events_of, non_null
 
 FETCHER = "[ReplicaFetcher replicaId=1, leaderId=2, fetcherId=0]"
 ULOG = "[UnifiedLog partition=orders-0, dir=/var/lib/kafka/data]"
+ORDERS = "5LHkG7R4S0aKxLbBzyP8wA"
 
 TICKET = [
     # 1: indented, with its logIdent
@@ -111,16 +112,19 @@ def test_ticket_read_as_what_it_is(result: dict[str, Any]) -> None:
     )
     rows = events_of(result, "hand/ticket/notes.txt")
     assert all(r["event_time"] is None for r in rows)
-    assert [non_null(r) for r in rows] == [
+    # the topic id is the one the simulated folders' leader lines print for
+    # "orders" (one cluster: the topic-name join fills it)
+    assert {r["topic_id"] for r in rows if r["topic"] == "orders"} == {ORDERS}
+    assert [non_null(r, EVERY_EVENT | {"topic_id"}) for r in rows] == [
         {"line_no": 1, "kind": "become_leader", "topic": "orders", "partition": 0, "replica": 2,
          "leader": 2, "leader_epoch": 5, "leo": 3200, "hwm": 3100, "isr": [1, 2]},
         {"line_no": 2, "kind": "truncation", "topic": "orders", "partition": 0, "replica": 1,
-         "truncate_to": 2900, "hwm": 2900},
+         "truncate_to": 2900, "hwm": 2900, "leader": 2},  # the fetcher's leaderId
         # no broker in the prefix, none in the path: the replica is unknown
         {"line_no": 3, "kind": "truncation", "topic": "orders", "partition": 0,
          "truncate_to": 2900},
         {"line_no": 4, "kind": "truncation", "topic": "orders", "partition": 0, "replica": 1,
-         "truncate_to": 2800, "hwm": 2900},
+         "truncate_to": 2800, "hwm": 2900, "leader": 2},
         {"line_no": 5, "kind": "isr_shrink", "topic": "orders", "partition": 0, "replica": 2,
          "isr": [2], "hwm": 3100, "leo": 3200},
         {"line_no": 6, "kind": "become_follower", "topic": "orders", "partition": 0,

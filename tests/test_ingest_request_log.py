@@ -530,6 +530,8 @@ def test_fetch_v13_constructed_example(result: dict[str, Any]) -> None:
         **{k: None for k in ("controller_epoch", "last_offset", "min_isr", "under_min_isr")},
         **{k: None for k in ("clean_shutdown", "kafka_version", "inter_broker_protocol")},
         **{k: None for k in ("mode", "unclean_election_enabled", "offset_lag", "is_future")},
+        **{k: None for k in ("previous_leader", "previous_leader_epoch", "previous_isr")},
+        "previous_partition_epoch": None,
     }
     assert request["source_file"].startswith("file:/")
     assert _set(response) == {

@@ -28,12 +28,15 @@ from replay.types import (
     ClientHwm,
     ClientPosition,
     Confidence,
+    ControllerChange,
     FetcherHalt,
     FindingKind,
+    IsrUpdated,
     LogLoaded,
     LogRecovered,
     LogTruncated,
     OffsetReset,
+    Origin,
     PartitionChangeRecord,
     PartitionRecord,
     PartitionView,
@@ -957,8 +960,6 @@ def test_a_zookeeper_leaders_isr_write_is_bridged_and_a_proposal_is_not() -> Non
     ISR`` without the leader's HWM (0.8.2-2.1) are the leader's own ISR
     write; a ``Shrinking`` line with its HWM (2.2+) is, from 2.7 and in KRaft,
     a proposal: not bridged, and no gap either."""
-    from replay.types import IsrUpdated
-
     events, problems = to_events(
         [
             row("isr_expand", replica=3, isr=[3, 2]),
@@ -1006,3 +1007,89 @@ def test_a_later_start_at_or_below_the_cut_decides_the_loss_whatever_an_unstated
 
     assert found(60) == [(2, 1, 60, 100, 40, Scope.GLOBAL)]
     assert found(40) == [(2, 1, 40, 100, None, Scope.UNKNOWN)]
+
+
+# --- a ticket of pasted excerpts: a lineage from the controller's own line ------
+
+
+def _pasted(file: str, line: int, observer: int | None) -> Origin:
+    return Origin(Source(file, line), None, observer, None, seq=line)
+
+
+def ticket_events(*, with_records: bool = False) -> list[Any]:
+    """kraft-unclean-ticket's evidence (simulator/scenarios.py), no line
+    timed: the controller's UNCLEAN line (epoch 1 -> 2, leader -1 -> 2, ISR
+    [1] -> [2]), leader 2's line (epoch 2 from 100), and broker 1, which led
+    epoch 0, saying it follows epoch 2 from 301 with HW 301 and then, in
+    another file that sorts first by name, truncating to 100 under leader 2."""
+    controller = "controller/controller-excerpt.txt"
+    change = ControllerChange(
+        _pasted(controller, 1, None), -1, 2, 1, 2, (1,), (2,), 2, 3, 1
+    )  # fmt: skip
+    events: list[Any] = [
+        change,
+        BecomeLeader(_pasted("broker-2/state-change-excerpt.txt", 1, 2), 2, 2, 100, 90),
+        BecomeLeader(_pasted("broker-1/state-change-excerpt.txt", 1, 1), 1, 0, 0, 0),
+        BecomeFollower(_pasted("broker-1/state-change-excerpt.txt", 2, 1), 1, 2, 301, 2, 301),
+        IsrUpdated(_pasted("broker-1/server-excerpt.txt", 1, 1), 1, (1,), 1),
+        LogTruncated(_pasted("broker-1/server-excerpt.txt", 2, 1), 1, 100, 0, 100, leader=2),
+        LogTruncated(_pasted("broker-1/server-excerpt.txt", 3, 1), 1, 100, leader=2),
+    ]
+    if with_records:
+        s = Story()
+        s.create((1, 2, 3), leader=1)
+        events = s.events + events
+    return events
+
+
+def test_a_ticket_of_excerpts_alone_is_judged_from_the_controllers_own_line() -> None:
+    """The controller's line gives the epochs it changed (1: no leader, ISR
+    [1]; 2: leader 2, RECOVERING), so epoch 2 is unclean; 1's HW 301,
+    carried into epoch 2, is epoch 1's mark; 2 began at 100: [100, 301)
+    lost. 1's truncation to 100 comes after its "starts at leader epoch 2"
+    line (the files merged by the epoch their lines name: a truncation on
+    leader 2's answer is in epoch 2, the only one 2 led), and its data was
+    epoch 0's, which 2 rewrote from 100: global."""
+    result = replay_partition(ticket_events(), CTX)
+    assert table(result) == [
+        ("committed_data_loss", 0, 2, None, 100, 301, 201),
+        ("truncation_below_hwm", 0, 2, 1, 100, 301, 201),
+        ("unclean_election", 0, 2, 2, 100, 301, 201),
+    ]
+    (truncation,) = of_kind(result, FindingKind.TRUNCATION_BELOW_HWM)
+    assert truncation.qualifier == Scope.GLOBAL
+    assert [(v.leader_epoch, v.leader) for v in result.lineage] == [(1, -1), (2, 2)]
+    assert "controller_log" in result.coverage.evidence_kinds
+    # the near miss: the same ticket without the controller's line has no
+    # lineage, and says so
+    bare = replay_partition(ticket_events()[1:], CTX)
+    assert bare.findings == () and bare.verdict == Verdict.UNKNOWN
+
+
+def test_a_controllers_printed_change_adds_nothing_where_the_metadata_log_has_records() -> None:
+    """With the partition's records in evidence the controller's line is a
+    copy of one of them: dropped, and the lineage is the records'."""
+    result = replay_partition(ticket_events(with_records=True), CTX)
+    assert [(v.leader_epoch, v.leader) for v in result.lineage] == [(0, 1)]
+    assert "controller_log" not in result.coverage.evidence_kinds
+
+
+def test_a_controllers_printed_change_is_bridged_with_the_state_it_replaced() -> None:
+    """The diff's old values are the state before; a field it leaves out is
+    unchanged; the ``Setting new leader`` line (no epoch) is no lineage step."""
+    full = row(
+        "unclean_partition_change", leader=2, leader_epoch=2, partition_epoch=3, isr="2",
+        leader_recovery_state=1, previous_leader=-1, previous_leader_epoch=1,
+        previous_partition_epoch=2, previous_isr="1",
+    )  # fmt: skip
+    no_leader_change = row(
+        "unclean_partition_change", leader_epoch=4, partition_epoch=10, isr="3,4",
+        previous_leader_epoch=3, previous_partition_epoch=9, previous_isr="1,2", leader=3,
+    )  # fmt: skip
+    setting = row("unclean_partition_change", leader=2)
+    events, problems = to_events([full, no_leader_change, setting])
+    assert problems == []
+    assert events == [
+        ControllerChange(events[0].origin, -1, 2, 1, 2, (1,), (2,), 2, 3, 1),
+        ControllerChange(events[1].origin, 3, 3, 3, 4, (1, 2), (3, 4), 9, 10, None),
+    ]

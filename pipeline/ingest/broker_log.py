@@ -1046,6 +1046,11 @@ def _diff_new(diff: Column, field: str, value: str) -> Column:
     return F.nullif(F.regexp_extract(diff, rf"(?:^|, ){field}: {value} -> {value}", 2), F.lit(""))
 
 
+def _diff_old(diff: Column, field: str, value: str) -> Column:
+    """The old value of ``field: old -> new`` in a 2.6 partition-change diff."""
+    return F.nullif(F.regexp_extract(diff, rf"(?:^|, ){field}: {value} -> {value}", 1), F.lit(""))
+
+
 def _list_ok(values: Column) -> Column:
     """No element we could not read (``event`` drops nulls from lists, so the
     check runs on the list before it)."""
@@ -1121,6 +1126,8 @@ def _events() -> tuple[Column, Column]:
         F.lit(False),
     )
     recovery = _diff_new(diff, "leaderRecoveryState", r"([A-Z]+)")
+    # the leader a fetcher thread's prefix names: the one whose answer it acted on
+    fetcher_leader = F.nullif(F.col("bl_prefix_leader"), F.lit("")).try_cast("int")
     by_template: dict[str, _Template] = {
         "leader": (
             _ev(
@@ -1149,6 +1156,7 @@ def _events() -> tuple[Column, Column]:
             _ev(
                 "truncation", topic=_g(1), partition=_int(2), replica=replica,
                 truncate_to=_long(3), diverging_epoch=_int(6), diverging_end_offset=_long(7),
+                leader=fetcher_leader,
             ),
             _int(2).isNotNull() & _long(3).isNotNull() & _int(6).isNotNull()
             & _long(7).isNotNull(),
@@ -1157,13 +1165,14 @@ def _events() -> tuple[Column, Column]:
             _ev(
                 "truncation", topic=_g(1), partition=_int(2), replica=replica,
                 truncate_to=F.coalesce(_long(3), _long(4)), hwm=_long(4),
+                leader=fetcher_leader,
             ),
             _int(2).isNotNull() & _long(4).isNotNull(),
         ),
         "truncate_below_hwm": (
             _ev(
                 "truncation", topic=_g(1), partition=_int(2), replica=replica,
-                truncate_to=_long(3), hwm=_long(4),
+                truncate_to=_long(3), hwm=_long(4), leader=fetcher_leader,
             ),
             _int(2).isNotNull() & _long(3).isNotNull() & _long(4).isNotNull(),
         ),
@@ -1216,8 +1225,16 @@ def _events() -> tuple[Column, Column]:
                 leader_recovery_state=F.when(recovery == "RECOVERED", F.lit(0)).when(
                     recovery == "RECOVERING", F.lit(1)
                 ),
+                # the state it changed (a field the diff leaves out is unchanged)
+                previous_leader=_diff_old(diff, "leader", r"(-?\d+)").try_cast("int"),
+                previous_leader_epoch=_diff_old(diff, "leaderEpoch", r"(-?\d+)").try_cast("int"),
+                previous_partition_epoch=_diff_old(
+                    diff, "partitionEpoch", r"(-?\d+)"
+                ).try_cast("int"),
+                previous_isr=int_list(_diff_old(diff, "isr", r"(\[[\d, ]*\])")),
             ),
-            _int(2).isNotNull() & _list_ok(int_list(_diff_new(diff, "isr", r"(\[[\d, ]*\])"))),
+            _int(2).isNotNull() & _list_ok(int_list(_diff_new(diff, "isr", r"(\[[\d, ]*\])")))
+            & _list_ok(int_list(_diff_old(diff, "isr", r"(\[[\d, ]*\])"))),
         ),
         "unclean_election": (
             _ev(

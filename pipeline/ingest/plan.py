@@ -767,10 +767,16 @@ def _bundle_outcomes(
 
 def _topic_names(outcomes: DataFrame, cluster: str) -> DataFrame:
     """(cluster, topic_id, topic) of every topic record read: the metadata
-    log's TOPIC_RECORDs (dumped or raw), partition.metadata files, and
-    ``kafka-topics --describe`` headers (2.8+ print the TopicId)."""
+    log's TOPIC_RECORDs (dumped or raw), partition.metadata files,
+    ``kafka-topics --describe`` headers (2.8+ print the TopicId), and the log
+    lines that print both: a KRaft controller's ``UNCLEAN partition change
+    for tp with topic ID U`` and a 3.3+ leader's ``Leader tp with topic id
+    Some(U)`` (a ticket's excerpts may hold no other)."""
     return outcomes.filter(
-        F.col("kind").isin("topic_record", "topic_config") & F.col("topic").isNotNull()
+        F.col("kind").isin(
+            "topic_record", "topic_config", "unclean_partition_change", "become_leader"
+        )
+        & F.col("topic").isNotNull()
         & F.col("topic_id").isNotNull()
     ).select(
         lines_.cluster(F.col("source_file"), cluster).alias("cluster"), "topic_id", "topic"
