@@ -1528,9 +1528,15 @@ def _leader_and_isr(history: History, event: LeaderAndIsr) -> History:
             )  # fmt: skip
             return _leader_and_isr(history, event)
         if event.leader_epoch > current.leader_epoch + 1:
+            whose = (
+                # a KRaft controller prints a clean change at DEBUG only
+                "the KRaft controller's printed partition changes"
+                if "controller_log" in history.evidence_kinds
+                else "the ZooKeeper controller's evidence"
+            )
             history = history.with_gap(
                 f"leader epochs {current.leader_epoch + 1}..{event.leader_epoch - 1} are missing "
-                "from the ZooKeeper controller's evidence"
+                f"from {whose}"
             )
         isr_before = before.isr if before is not None else ()
         known = before.zk_known if before is not None else None

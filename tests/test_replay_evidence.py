@@ -1093,3 +1093,24 @@ def test_a_controllers_printed_change_is_bridged_with_the_state_it_replaced() ->
         ControllerChange(events[0].origin, -1, 2, 1, 2, (1,), (2,), 2, 3, 1),
         ControllerChange(events[1].origin, 3, 3, 3, 4, (1, 2), (3, 4), 9, 10, None),
     ]
+
+
+def test_epochs_between_two_printed_changes_are_a_gap() -> None:
+    """A KRaft controller prints a clean change at DEBUG only: between two
+    UNCLEAN lines (epochs 1 -> 2, then 4 -> 5) epoch 3 is in no line, and
+    the coverage says so. Each line is an unclean election all the same;
+    with no start offset in evidence, neither says how much it lost."""
+    controller = "controller/controller-excerpt.txt"
+    first = ControllerChange(_pasted(controller, 1, None), -1, 2, 1, 2, (1,), (2,), 2, 3, 1)
+    second = ControllerChange(_pasted(controller, 2, None), -1, 3, 4, 5, (2,), (3,), 7, 8, 1)
+    result = replay_partition([first, second], CTX)
+    lineage = [(v.leader_epoch, v.leader) for v in result.lineage]
+    assert lineage == [(1, -1), (2, 2), (4, -1), (5, 3)]
+    assert (
+        "leader epochs 3..3 are missing from the KRaft controller's printed partition changes"
+        in result.coverage.gaps
+    )
+    assert table(result) == [
+        ("unclean_election", 0, 2, 2, None, None, None),
+        ("unclean_election", 0, 5, 3, None, None, None),
+    ]
