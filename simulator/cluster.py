@@ -827,7 +827,7 @@ class Cluster:
                 if to < frm:
                     # its "starts at leader epoch E from offset" line above
                     # printed the log end it cuts from
-                    self.truth.truncated(key, b.id, frm, to, reg.leader_epoch, top)
+                    self.truth.truncated(key, b.id, frm, to, reg.leader_epoch, top, now=self.now)
         elif reg.leader != b.id and new_epoch:
             b.logs.follower(
                 self.now,
@@ -943,7 +943,7 @@ class Cluster:
             log.truncate_to(to)
             if to < frm:
                 self.truth.truncated(
-                    key, b.id, frm, to, reg.leader_epoch, top, line_shows_end=False
+                    key, b.id, frm, to, reg.leader_epoch, top, line_shows_end=False, now=self.now
                 )
             init = log.leo
         else:
@@ -1266,7 +1266,7 @@ class Cluster:
                 f.logs.epoch_truncation(self.now, tp, key[1], leader.id, to, -1, -1, frm, log.hwm)
             log.truncate_to(to)
             if to < frm:
-                self.truth.truncated(key, f.id, frm, to, rs.leader_epoch, top)
+                self.truth.truncated(key, f.id, frm, to, rs.leader_epoch, top, now=self.now)
             rs.truncating = not done
         return [k for k in keys if not f.replicas[k].truncating]
 
@@ -1306,7 +1306,7 @@ class Cluster:
         frm, top = log.leo, log.top_data_epoch()
         f.logs.offset_reset(self.now, tp, leader.id, frm, leader_leo, log.hwm)
         log.truncate_to(leader_leo)
-        self.truth.truncated(key, f.id, frm, leader_leo, rs.leader_epoch, top)
+        self.truth.truncated(key, f.id, frm, leader_leo, rs.leader_epoch, top, now=self.now)
 
     def _late_fetch_line(
         self,
@@ -1343,7 +1343,7 @@ class Cluster:
             fs.logged_offset = offset
             offsets = [rs.followers[r].logged_offset for r in rs.isr if r != leader.id]
             if offsets and min(offsets) >= 0:
-                self.truth.fetch_mark(key, min(offsets))
+                self.truth.fetch_mark(key, min(offsets), now=self.now, fetched=(follower, offset))
 
     def _topic_ref(self, key: Key) -> str:
         """Fetch v13 names topics by id; v12 (2.8) by name."""
@@ -1439,7 +1439,7 @@ class Cluster:
             frm, top = log.leo, log.top_data_epoch()
             f.logs.offset_reset(self.now, lg_tp(key), leader, frm, hwm, log.hwm)
             log.truncate_to(hwm)
-            self.truth.truncated(key, f.id, frm, hwm, cle, top)
+            self.truth.truncated(key, f.id, frm, hwm, cle, top, now=self.now)
             return
         if err != art.NONE:
             return
@@ -1456,7 +1456,7 @@ class Cluster:
             )
             log.truncate_to(to)
             if to < frm:
-                self.truth.truncated(key, f.id, frm, to, cle, top)
+                self.truth.truncated(key, f.id, frm, to, cle, top, now=self.now)
             return
         for epoch, lo, hi in runs:
             if lo != log.leo:

@@ -26,7 +26,12 @@ on the marks the artefacts do show:
   raises the real mark: a broker's HW never exceeds its leader's); in zk-hw
   (0.10.1, whose request log prints neither answers nor produce offsets) the
   lowest fetch offset among the ISR followers when the leader read it (seed
-  000 "HW/LEO update rules": the leader's HW is the minimum LEO of the ISR);
+  000 "HW/LEO update rules": the leader's HW is the minimum LEO of the ISR),
+  and at a truncation only as far as the fetch lines logged more than
+  ``SKEW_MS`` before it raised it (a later one may, by the clocks, follow
+  the cut), unless a fetch is the truncating follower's own from below the
+  log end its lines show at the cut (it held those records only once that
+  fetch was answered, and a fetch is logged as it is answered);
   for a loss in an unclean shutdown, the mark when the loss shows (the
   replica's next fetch) and the replica's last log end in evidence (its
   fetch offset; a leader's acks, in the order of their offsets, and the
@@ -229,6 +234,10 @@ class Truth:
         #: first leader printed startup lines since (it restarted in evidence)
         self.first_leader: dict[Key, int] = {}
         self.first_leader_reloaded: set[Key] = set()
+        #: zk-hw: the mark a reader derives from the ISR's fetch lines, raised
+        #: within the clock-skew allowance: (ms of the raising line, the mark
+        #: before it, (follower, fetch offset) of that line), per partition
+        self.recent_marks: dict[Key, list[tuple[int, int, tuple[int, int] | None]]] = {}
 
     def add_partition(self, key: Key, leader: int | None = None) -> None:
         self.keys.append(key)
@@ -382,10 +391,75 @@ class Truth:
         the line shows it to a reader."""
         self._raise(key, hwm, hwm)
 
-    def fetch_mark(self, key: Key, mark: int) -> None:
+    def fetch_mark(
+        self,
+        key: Key,
+        mark: int,
+        now: int | None = None,
+        fetched: tuple[int, int] | None = None,
+    ) -> None:
         """zk-hw: the leader read a fetch; ``mark`` is the lowest fetch offset
-        of its ISR followers (all of them have fetched in this leadership)."""
+        of its ISR followers (all of them have fetched in this leadership).
+        ``now``: when the leader logged that fetch, on its own clock;
+        ``fetched``: (the follower, its fetch offset) of that fetch."""
+        before = self.hwm_evidence[key]
         self._raise(key, None, mark)
+        if now is not None and self.hwm_evidence[key] > before:
+            recent = [r for r in self.recent_marks.get(key, []) if now - r[0] <= SKEW_MS]
+            self.recent_marks[key] = recent + [(now, before, fetched)]
+
+    def _ordered_mark(self, key: Key, now: int | None, replica: int, shown_end: int | None) -> int:
+        """The derived mark a reader can place before a truncation logged at
+        ``now`` on the follower's clock: a fetch line of the leader logged
+        within the clock-skew allowance before it may, by the clocks, have
+        followed it, so the mark it raised is not ordered before the cut
+        (as for a lagging ISR join, docs/findings.md). Unless it is the
+        follower's own fetch from below the log end its lines show at the
+        cut (``shown_end``): it held those records only once that fetch was
+        answered, and the leader logs a fetch as it answers it."""
+        h_ev = self.hwm_evidence[key]
+        if now is None:
+            return h_ev
+        recent = [
+            before
+            for at, before, fetched in self.recent_marks.get(key, [])
+            if now - at <= SKEW_MS
+            and not (
+                fetched is not None
+                and fetched[0] == replica
+                and shown_end is not None
+                and fetched[1] < shown_end
+            )
+        ]
+        return min([h_ev, *recent])
+
+    def _skewed_mark_note(
+        self,
+        key: Key,
+        replica: int,
+        values: tuple[int, int, int, int, int],
+        h_ev: int,
+        shown_h: int,
+    ) -> None:
+        """Say so when the mark ``_ordered_mark`` leaves changes what a reader
+        can find. ``values``: (from, to, leader epoch, top epoch, the log end
+        in evidence)."""
+        frm, to, cle, top, seen = values
+        if shown_h == h_ev:
+            return
+        if self._truncation_values(key, seen, to, cle, top, h_ev, True) == (
+            self._truncation_values(key, seen, to, cle, top, shown_h, True)
+        ):
+            return
+        self._note(
+            key,
+            "truncation_below_hwm",
+            cle,
+            f"truncation of replica {replica} [{to}, {frm}): the fetch lines that derive the "
+            f"mark {h_ev} were logged within the clock-skew allowance ({SKEW_MS} ms) before it, "
+            f"on the leader's clock, and may, by the clocks, have followed it; before them the "
+            f"mark is {shown_h}",
+        )
 
     def position_seen(self, key: Key, replica: int, offset: int, grows: bool = False) -> None:
         """A line shows ``replica``'s log end at ``offset`` or beyond. ``grows``:
@@ -711,6 +785,7 @@ class Truth:
         cle: int,
         top: int,
         line_shows_end: bool = True,
+        now: int | None = None,
     ) -> None:
         """A follower truncated (after a diverging-epoch answer, an
         out-of-range reset, or on following a new leader). ``line_shows_end``
@@ -719,8 +794,10 @@ class Truth:
         knows of its log end before is its last logged fetch offset (or the
         log end its startup lines printed, if it loaded its logs since): the
         answers that brought it more print no offsets in that era (as for a
-        crash loss, ``follower_fetch``)."""
+        crash loss, ``follower_fetch``). ``now``: when the follower logged it,
+        on its own clock (``_ordered_mark``)."""
         h, h_ev = self.hwm[key], self.hwm_evidence[key]
+        shown_h = self._ordered_mark(key, now, replica, frm if line_shows_end else None)
         last = self.last_position.get((key, replica), -1)
         # or the log end its startup lines printed, when it truncates on
         # following its leader after loading its logs
@@ -728,9 +805,11 @@ class Truth:
         if to < frm:
             self.last_position[(key, replica)] = to  # its line prints where it cut to
         if line_shows_end or last >= frm:
-            self._truncation(key, replica, frm, to, cle, top, h, h_ev)
+            self._skewed_mark_note(key, replica, (frm, to, cle, top, frm), h_ev, shown_h)
+            self._truncation(key, replica, frm, to, cle, top, h, h_ev, visible_h=shown_h)
             return
         seen = max(last, 0)
+        self._skewed_mark_note(key, replica, (frm, to, cle, top, seen), h_ev, shown_h)
         with_end = self._truncation_values(key, frm, to, cle, top, h_ev, evidence=True)
         shown = self._truncation_values(key, seen, to, cle, top, h_ev, evidence=True)
         if with_end != shown:
@@ -742,7 +821,9 @@ class Truth:
                 f"that is in evidence only up to {seen} (the fetch answers that brought the "
                 "rest print no offsets, and its truncation line no log end)",
             )
-        self._truncation(key, replica, frm, to, cle, top, h, h_ev, visible_frm=seen)
+        self._truncation(
+            key, replica, frm, to, cle, top, h, h_ev, visible_frm=seen, visible_h=shown_h
+        )
 
     def _truncation(
         self,

@@ -132,3 +132,65 @@ def test_one_leader_since_the_partition_began_rewrote_nothing() -> None:
     truth.restart_shown(KEY, 1, 90, False)
     truth.truncated(KEY, 2, 105, 95, 1, 0)
     assert truth.result()["findings"] == [truncation(replica=2, **UNKNOWN)]
+
+
+# --- zk-hw: a derived mark raised within the clock-skew allowance of a cut ------
+
+
+def hw_story(*, line_shows_end: bool, follower_fetch: bool = True) -> dict[str, Any]:
+    """zk-hw, leader 2 in epoch 0: its log of replica 1's fetches derives the
+    mark (the ISR's least fetch offset): 8 at 7000 ms, 11 at 10800 ms. Replica
+    1, holding 12, cuts to its own HW 10 at 10850 ms on its own clock: the
+    real finding is [10, 11). ``line_shows_end``: its lines print the log end
+    it cut from (1.x+: "Follower ... starts ... from offset 12"); 0.10's
+    print only the offset it cut to. ``follower_fetch``: the fetch at 11 is
+    replica 1's own (else another follower's)."""
+    truth = Truth("story", 0, "zk-hw", {})
+    truth.add_partition(KEY, leader=2)
+    truth.exposure(KEY, 2, 0, 8)  # the leader's HW (0.10 prints no answer)
+    truth.position_seen(KEY, 1, 8)  # its fetch offsets, in the leader's log
+    truth.fetch_mark(KEY, 8, now=7000, fetched=(1, 8))
+    truth.exposure(KEY, 2, 0, 11)
+    truth.position_seen(KEY, 1, 11)
+    truth.fetch_mark(KEY, 11, now=10800, fetched=(1 if follower_fetch else 3, 11))
+    truth.truncated(KEY, 1, 12, 10, 0, 0, line_shows_end=line_shows_end, now=10850)
+    return truth.result()
+
+
+def hw_truncation(**more: Any) -> dict[str, Any]:
+    return {
+        "kind": "truncation_below_hwm",
+        "topic": "t",
+        "partition": 0,
+        "leader_epoch": 0,
+        "replica": 1,
+        "offset_start": 10,
+        "offset_end": 11,
+        "records_lost": None,
+        "qualifier": "local",
+        **more,
+    }
+
+
+def test_a_mark_from_a_fetch_logged_within_the_skew_of_the_cut_is_not_ordered_before_it() -> None:
+    """0.10: the fetch at 11 was logged 50 ms before the cut on the leader's
+    clock and no line orders them: by the clocks it may have followed the
+    cut, when the mark was 8 and nothing was cut below it."""
+    result = hw_story(line_shows_end=False)
+    assert result["findings"] == [hw_truncation(visible_absent=True)]
+    assert result["undecidable"][0]["reasons"] == [
+        "truncation of replica 1 [10, 12): the fetch lines that derive the mark 11 were logged "
+        "within the clock-skew allowance (2000 ms) before it, on the leader's clock, and may, "
+        "by the clocks, have followed it; before them the mark is 8"
+    ]
+
+
+def test_the_followers_own_fetch_below_the_end_its_line_shows_is_ordered_before_the_cut() -> None:
+    """1.x+: its line shows it held 12, which it had only once the fetch at
+    11 was answered, and the leader logs a fetch as it answers it: the mark
+    11 precedes the cut, and the finding is in the artefacts. Another
+    follower's fetch has no such tie to the cut."""
+    assert hw_story(line_shows_end=True)["findings"] == [hw_truncation()]
+    assert hw_story(line_shows_end=True, follower_fetch=False)["findings"] == [
+        hw_truncation(visible_absent=True)
+    ]
