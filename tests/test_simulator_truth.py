@@ -158,18 +158,7 @@ def hw_story(*, line_shows_end: bool, follower_fetch: bool = True) -> dict[str, 
 
 
 def hw_truncation(**more: Any) -> dict[str, Any]:
-    return {
-        "kind": "truncation_below_hwm",
-        "topic": "t",
-        "partition": 0,
-        "leader_epoch": 0,
-        "replica": 1,
-        "offset_start": 10,
-        "offset_end": 11,
-        "records_lost": None,
-        "qualifier": "local",
-        **more,
-    }
+    return truncation(leader_epoch=0, offset_start=10, offset_end=11, **more)
 
 
 def test_a_mark_from_a_fetch_logged_within_the_skew_of_the_cut_is_not_ordered_before_it() -> None:
